@@ -1,0 +1,62 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const noDirectTime = [
+  { object: 'Date', property: 'now', message: 'Use the injected Clock.' },
+  { object: 'Math', property: 'random', message: 'Use the injected Random.' },
+];
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/test-results/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' },
+        { selector: 'ExportAllDeclaration', message: 'Export names explicitly.' },
+      ],
+    },
+  },
+  {
+    // Core logic reads time and randomness only through Clock and Random (DESIGN §2.2).
+    files: ['packages/core/src/**/*.ts'],
+    ignores: [
+      'packages/core/src/clock.ts',
+      'packages/core/src/random.ts',
+      'packages/core/src/testing/**',
+      '**/*.test.ts',
+    ],
+    rules: {
+      'no-restricted-properties': ['error', ...noDirectTime],
+      'no-restricted-globals': [
+        'error',
+        { name: 'setTimeout', message: 'Use Clock.sleep.' },
+        { name: 'setInterval', message: 'Use Clock.sleep in a loop.' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' },
+        { selector: 'ExportAllDeclaration', message: 'Export names explicitly.' },
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'Use the injected Clock.' },
+      ],
+    },
+  },
+  {
+    files: ['**/*.config.{js,ts}', 'eslint.config.js'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    files: ['**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

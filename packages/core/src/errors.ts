@@ -1,0 +1,95 @@
+/**
+ * Base class of every error maintd throws on purpose. Expected outcomes (a dedupe hit, a lost
+ * CAS race, a target below the threshold) are return values, never errors.
+ */
+export class MaintdError extends Error {
+  override readonly name: string = 'MaintdError';
+  /** A stable machine-readable code; HTTP mapping switches on the class, logs on this. */
+  readonly code: string = 'maintd_error';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The backing store (etcd) did not answer in time, refused, or its client circuit is open. */
+export class StoreUnavailableError extends MaintdError {
+  override readonly name = 'StoreUnavailableError';
+  override readonly code = 'store_unavailable';
+}
+
+/**
+ * A `finish` (or any claim-guarded write) found that the claim is no longer ours: the session
+ * lease expired or was revoked and the task was recovered by someone else. Nothing was written.
+ */
+export class ClaimLostError extends MaintdError {
+  override readonly name = 'ClaimLostError';
+  override readonly code = 'claim_lost';
+  /** The id of the task whose claim was lost. */
+  readonly taskId: string;
+
+  constructor(taskId: string, options?: { cause?: unknown }) {
+    super(`task '${taskId}' lost its etcd claim before completion`, options);
+    this.taskId = taskId;
+  }
+}
+
+/** A compare-and-swap loop gave up after its bounded number of attempts. */
+export class ContentionError extends MaintdError {
+  override readonly name = 'ContentionError';
+  override readonly code = 'contention';
+}
+
+/** Input failed validation at the edge; `field` names what was wrong. */
+export class ValidationError extends MaintdError {
+  override readonly name = 'ValidationError';
+  override readonly code = 'validation';
+  /** The offending field (dotted path), when one can be named. */
+  readonly field: string | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; field?: string }) {
+    super(message, options);
+    this.field = options?.field;
+  }
+}
+
+/** A stored value could not be decoded: written by something else, or corrupted. */
+export class CorruptRecordError extends MaintdError {
+  override readonly name = 'CorruptRecordError';
+  override readonly code = 'corrupt_record';
+  /** The key whose value failed to decode. */
+  readonly key: string;
+
+  constructor(key: string, options?: { cause?: unknown }) {
+    super(`stored value at '${key}' is not a valid record`, options);
+    this.key = key;
+  }
+}
+
+/**
+ * A watch asked for history that the store has already compacted away. The watcher must
+ * re-sync from a fresh range read.
+ */
+export class WatchCompactedError extends MaintdError {
+  override readonly name = 'WatchCompactedError';
+  override readonly code = 'watch_compacted';
+  /** The oldest revision still available, when the store reported it. */
+  readonly compactRevision: number | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; compactRevision?: number }) {
+    super(message, options);
+    this.compactRevision = options?.compactRevision;
+  }
+}
+
+/** The operation was refused because the resource was closed or is shutting down. */
+export class ClosedError extends MaintdError {
+  override readonly name = 'ClosedError';
+  override readonly code = 'closed';
+}
+
+/** A write named a lease the store does not know (expired or revoked). Nothing was written. */
+export class LeaseNotFoundError extends MaintdError {
+  override readonly name = 'LeaseNotFoundError';
+  override readonly code = 'lease_not_found';
+}

@@ -1,0 +1,88 @@
+export { type Clock, FakeClock, systemClock, wallClockDeadline } from './clock.js';
+export {
+  ClaimLostError,
+  ClosedError,
+  ContentionError,
+  CorruptRecordError,
+  LeaseNotFoundError,
+  MaintdError,
+  StoreUnavailableError,
+  ValidationError,
+  WatchCompactedError,
+} from './errors.js';
+export { createIdGenerator } from './ids.js';
+export { type Keys, keysFor, targetFromHex, targetHex } from './keys.js';
+export { EtcdKv, type EtcdKvOptions } from './kv/etcd.js';
+export { MemoryKv, type MemoryKvOptions } from './kv/memory.js';
+export type {
+  Compare,
+  GrantOptions,
+  KeyValue,
+  Kv,
+  Lease,
+  RangeOptions,
+  RangeResult,
+  TxnOp,
+  TxnOpResult,
+  TxnResult,
+  Watch,
+  WatchEvent,
+  WatchOptions,
+} from './kv/port.js';
+export {
+  type ErrorClass,
+  ErrorClassSchema,
+  type MasterInfo,
+  MasterInfoSchema,
+  type StoreStats,
+  StoreStatsSchema,
+  type SweepMark,
+  SweepMarkSchema,
+  TARGET_PATTERN,
+  TASK_KINDS,
+  TargetSchema,
+  type TaskCooldown,
+  TaskCooldownSchema,
+  type TaskKind,
+  TaskKindSchema,
+  type TaskRecord,
+  TaskRecordSchema,
+  type TaskSource,
+  TaskSourceSchema,
+  type TaskState,
+  TaskStateSchema,
+  encodeCooldown,
+  encodeTask,
+  isTerminal,
+} from './model.js';
+export {
+  type CooldownDecision,
+  type CooldownPolicy,
+  DEFAULT_COOLDOWN_POLICY,
+  type FailureReport,
+  type FleetState,
+  LAST_ERROR_MAX,
+  cooldownWindowMs,
+  counts,
+  isCooling,
+  jitterHash,
+  nextCooldown,
+  sanitizeError,
+  wouldCool,
+} from './policy.js';
+export { type Random, cryptoRandom, seededRandom } from './random.js';
+export { MIN_SESSION_TTL_SECS, Session, type SessionEvent, type SessionOptions } from './session.js';
+export {
+  type Claim,
+  type CooldownEffect,
+  type EnqueueResult,
+  type FinishResult,
+  type HeldLock,
+  type ListTasksQuery,
+  type RecordFailureResult,
+  type RecoveryResult,
+  type TaskOutcome,
+  type TaskPage,
+  TaskStore,
+  type TaskStoreOptions,
+} from './task-store.js';

@@ -1,0 +1,364 @@
+import { ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError, retry } from 'cockatiel';
+import {
+  Etcd3,
+  EtcdAuthenticationFailedError,
+  EtcdLeaseInvalidError,
+  EtcdPermissionDeniedError,
+  GRPCDeadlineExceededError,
+  GRPCUnavailableError,
+  GRPCCancelledError,
+  ClientClosedError,
+  type IOptions,
+  type IKeyValue,
+  type ICompare,
+  type IRequestOp,
+  type IResponseOp,
+  type Watcher,
+  isRecoverableError,
+} from 'etcd3';
+import { wallClockDeadline } from '../clock.js';
+import { LeaseNotFoundError, MaintdError, StoreUnavailableError, WatchCompactedError } from '../errors.js';
+import type {
+  Compare,
+  GrantOptions,
+  KeyValue,
+  Kv,
+  Lease,
+  RangeOptions,
+  RangeResult,
+  TxnOp,
+  TxnOpResult,
+  TxnResult,
+  Watch,
+  WatchEvent,
+  WatchOptions,
+} from './port.js';
+
+/** Connection settings of {@link EtcdKv}. */
+export interface EtcdKvOptions {
+  /** Client URLs, e.g. `http://127.0.0.1:2379`. */
+  readonly endpoints: readonly string[];
+  /** Username/password authentication (set both or neither). */
+  readonly auth?: { readonly username: string; readonly password: string };
+  /** TLS: PEM contents of the CA, and optionally of a client certificate and key. */
+  readonly tls?: { readonly ca: Buffer; readonly cert?: Buffer; readonly key?: Buffer };
+  /** Deadline of every unary call, in ms (default 5000). A hung etcd fails calls, never hangs them. */
+  readonly callTimeoutMs?: number;
+  /** How long a host's open circuit stays open before a trial call, in ms (default 500). */
+  readonly halfOpenAfterMs?: number;
+}
+
+/**
+ * The Kv port over a real etcd (v3 API, through the `etcd3` client). Every unary call carries a
+ * deadline; transport failures, deadlines and the client's open circuit all surface as one
+ * {@link StoreUnavailableError}, so callers handle "etcd is not answering" in one place.
+ */
+export class EtcdKv implements Kv {
+  readonly #client: Etcd3;
+  readonly #leases = new Set<{ release(): void }>();
+  readonly #watchers = new Set<Watcher>();
+
+  constructor(options: EtcdKvOptions) {
+    if (options.endpoints.length === 0) throw new MaintdError('EtcdKv needs at least one endpoint');
+    const callTimeoutMs = options.callTimeoutMs ?? 5000;
+    const halfOpenAfter = options.halfOpenAfterMs ?? 500;
+    const tls = options.tls;
+    const config: IOptions = {
+      hosts: [...options.endpoints],
+      dialTimeout: callTimeoutMs,
+      ...(options.auth
+        ? {
+            auth: {
+              username: options.auth.username,
+              password: options.auth.password,
+              callOptions: () => ({ deadline: wallClockDeadline(callTimeoutMs) }),
+            },
+          }
+        : {}),
+      ...(tls
+        ? {
+            credentials: {
+              rootCertificate: tls.ca,
+              ...(tls.key ? { privateKey: tls.key } : {}),
+              ...(tls.cert ? { certChain: tls.cert } : {}),
+            },
+          }
+        : {}),
+      // Streams (watch, keepalive) live long; only unary calls get a deadline.
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: wallClockDeadline(callTimeoutMs) }),
+      faultHandling: {
+        host: () =>
+          circuitBreaker(handleWhen(isRecoverableError), {
+            halfOpenAfter,
+            breaker: new ConsecutiveBreaker(3),
+          }),
+        // Retry only when the request cannot have reached etcd: a retried deadline could apply a
+        // write twice, and a retried CAS would misreport its own success as a conflict.
+        global: retry(
+          handleWhen((e) => e instanceof GRPCUnavailableError),
+          { maxAttempts: 1 },
+        ),
+      },
+    };
+    this.#client = new Etcd3(config);
+  }
+
+  async get(key: string): Promise<KeyValue | undefined> {
+    const res = await this.#call(() => this.#client.kv.range({ key: Buffer.from(key) }));
+    const kv = res.kvs[0];
+    return kv ? fromEtcd(kv) : undefined;
+  }
+
+  async range(prefix: string, options: RangeOptions = {}): Promise<RangeResult> {
+    const p = Buffer.from(prefix);
+    let key = p;
+    let end = prefixEnd(p);
+    if (options.fromKey !== undefined) {
+      if (options.reverse) end = Buffer.concat([Buffer.from(options.fromKey), Buffer.from([0])]);
+      else key = Buffer.from(options.fromKey);
+    }
+    const res = await this.#call(() =>
+      this.#client.kv.range({
+        key,
+        range_end: end,
+        ...(options.limit ? { limit: options.limit } : {}),
+        ...(options.keysOnly ? { keys_only: true } : {}),
+        ...(options.countOnly ? { count_only: true } : {}),
+        ...(options.reverse ? { sort_order: 'Descend' as const, sort_target: 'Key' as const } : {}),
+      }),
+    );
+    return {
+      kvs: (res.kvs ?? []).map((kv) => fromEtcd(kv, options.keysOnly)),
+      count: Number(res.count),
+      more: Boolean(res.more),
+      revision: Number(res.header.revision),
+    };
+  }
+
+  async txn(
+    compares: readonly Compare[],
+    success: readonly TxnOp[],
+    failure: readonly TxnOp[] = [],
+  ): Promise<TxnResult> {
+    const res = await this.#call(() =>
+      this.#client.kv.txn({
+        compare: compares.map(toCompare),
+        success: success.map(toRequestOp),
+        failure: failure.map(toRequestOp),
+      }),
+    );
+    const ops = res.succeeded ? success : failure;
+    return {
+      succeeded: Boolean(res.succeeded),
+      revision: Number(res.header.revision),
+      results: ops.map((op, i) => fromResponseOp(op, res.responses?.[i])),
+    };
+  }
+
+  async put(key: string, value: string, options: { readonly lease?: string } = {}): Promise<{ revision: number }> {
+    const res = await this.#call(() =>
+      this.#client.kv.put({
+        key: Buffer.from(key),
+        value: Buffer.from(value),
+        ...(options.lease ? { lease: options.lease } : {}),
+      }),
+    );
+    return { revision: Number(res.header.revision) };
+  }
+
+  async delete(key: string): Promise<number> {
+    const res = await this.#call(() => this.#client.kv.deleteRange({ key: Buffer.from(key) }));
+    return Number(res.deleted);
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    const p = Buffer.from(prefix);
+    const res = await this.#call(() => this.#client.kv.deleteRange({ key: p, range_end: prefixEnd(p) }));
+    return Number(res.deleted);
+  }
+
+  async grant(ttlSecs: number, options: GrantOptions = {}): Promise<Lease> {
+    if (!Number.isInteger(ttlSecs) || ttlSecs < 1) {
+      throw new MaintdError(`lease TTL must be a whole number of seconds ≥ 1, got ${ttlSecs}`);
+    }
+    const lease = this.#client.lease(ttlSecs, { autoKeepAlive: options.keepAlive ?? true });
+    const lost = new AbortController();
+    lease.on('lost', (err) => lost.abort(new LeaseNotFoundError('lease lost', { cause: err })));
+    const id = await this.#call(() => lease.grant());
+    const handle = { release: () => lease.release() };
+    this.#leases.add(handle);
+    return {
+      id,
+      ttlSecs,
+      lost: lost.signal,
+      revoke: async () => {
+        this.#leases.delete(handle);
+        try {
+          await this.#call(() => lease.revoke());
+        } catch (err) {
+          if (!(err instanceof LeaseNotFoundError)) throw err;
+        }
+      },
+      release: () => {
+        this.#leases.delete(handle);
+        lease.release();
+      },
+    };
+  }
+
+  async watch(
+    prefix: string,
+    listener: (events: readonly WatchEvent[]) => void,
+    options: WatchOptions = {},
+  ): Promise<Watch> {
+    let builder = this.#client.watch().prefix(prefix);
+    if (options.fromRevision !== undefined) builder = builder.startRevision(String(options.fromRevision));
+    const watcher = await this.#call(() => builder.create());
+    this.#watchers.add(watcher);
+    watcher.on('data', (res) => {
+      const events: WatchEvent[] = (res.events ?? []).map((e) => ({
+        type: e.type === 'Put' ? 'put' : 'delete',
+        key: e.kv.key.toString(),
+        value: e.type === 'Put' ? e.kv.value.toString() : '',
+        modRevision: Number(e.kv.mod_revision),
+      }));
+      if (events.length > 0) listener(events);
+    });
+    watcher.on('error', (err) => {
+      this.#watchers.delete(watcher);
+      // etcd cancels a watch on a compacted revision with an empty reason (3.4), or says so (3.5+);
+      // etcd3 surfaces only the reason text.
+      const compact = /compacted/i.test(err.message) || /^Watcher canceled:\s*$/.test(err.message);
+      options.onError?.(
+        compact
+          ? new WatchCompactedError(`watch on '${prefix}' failed: ${err.message}`, { cause: err })
+          : new StoreUnavailableError(`watch on '${prefix}' failed: ${err.message}`, { cause: err }),
+      );
+    });
+    return {
+      close: async () => {
+        this.#watchers.delete(watcher);
+        await watcher.cancel().catch(() => undefined);
+      },
+    };
+  }
+
+  async revision(): Promise<number> {
+    const res = await this.#call(() => this.#client.kv.range({ key: Buffer.from([0]), count_only: true }));
+    return Number(res.header.revision);
+  }
+
+  /** Compacts etcd's history up to `revision` (for tests of watch re-sync). */
+  async compact(revision: number): Promise<void> {
+    await this.#call(() => this.#client.kv.compact({ revision, physical: true }));
+  }
+
+  async close(): Promise<void> {
+    for (const l of this.#leases) l.release();
+    this.#leases.clear();
+    await Promise.all([...this.#watchers].map((w) => w.cancel().catch(() => undefined)));
+    this.#watchers.clear();
+    this.#client.close();
+  }
+
+  async #call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+}
+
+/** Maps the etcd3 client's many failure shapes onto maintd's error hierarchy. */
+function mapError(err: unknown): Error {
+  if (err instanceof MaintdError) return err;
+  const e = err instanceof Error ? err : new Error(String(err));
+  if (err instanceof EtcdLeaseInvalidError || /lease not found/i.test(e.message)) {
+    return new LeaseNotFoundError(e.message, { cause: err });
+  }
+  if (err instanceof EtcdAuthenticationFailedError || err instanceof EtcdPermissionDeniedError) {
+    return new MaintdError(`etcd refused the credentials: ${e.message}`, { cause: err });
+  }
+  if (
+    isBrokenCircuitError(err) ||
+    err instanceof GRPCDeadlineExceededError ||
+    err instanceof GRPCUnavailableError ||
+    err instanceof GRPCCancelledError ||
+    err instanceof ClientClosedError ||
+    isRecoverableError(e)
+  ) {
+    return new StoreUnavailableError(`etcd unavailable: ${e.message}`, { cause: err });
+  }
+  return new MaintdError(`etcd error: ${e.message}`, { cause: err });
+}
+
+/** The smallest key greater than every key that starts with `prefix`. */
+function prefixEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i]! < 0xff) {
+      end[i] = end[i]! + 1;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.from([0]);
+}
+
+function fromEtcd(kv: IKeyValue, keysOnly = false): KeyValue {
+  return {
+    key: kv.key.toString(),
+    value: keysOnly ? '' : kv.value.toString(),
+    createRevision: Number(kv.create_revision),
+    modRevision: Number(kv.mod_revision),
+    version: Number(kv.version),
+    lease: kv.lease && kv.lease !== '0' ? kv.lease : undefined,
+  };
+}
+
+const RESULT = { '==': 'Equal', '!=': 'NotEqual', '>': 'Greater', '<': 'Less' } as const;
+
+function toCompare(c: Compare): ICompare {
+  const key = Buffer.from(c.key);
+  const result = RESULT[c.op];
+  switch (c.target) {
+    case 'value':
+      return { key, result, target: 'Value', value: Buffer.from(c.value) };
+    case 'version':
+      return { key, result, target: 'Version', version: c.value };
+    case 'createRevision':
+      return { key, result, target: 'Create', create_revision: c.value };
+    case 'modRevision':
+      return { key, result, target: 'Mod', mod_revision: c.value };
+  }
+}
+
+function toRequestOp(op: TxnOp): IRequestOp {
+  switch (op.type) {
+    case 'put':
+      return {
+        request_put: {
+          key: Buffer.from(op.key),
+          value: Buffer.from(op.value),
+          ...(op.lease ? { lease: op.lease } : {}),
+        },
+      };
+    case 'delete':
+      return { request_delete_range: { key: Buffer.from(op.key) } };
+    case 'get':
+      return { request_range: { key: Buffer.from(op.key) } };
+  }
+}
+
+function fromResponseOp(op: TxnOp, res: IResponseOp | undefined): TxnOpResult {
+  switch (op.type) {
+    case 'put':
+      return { type: 'put' };
+    case 'delete':
+      return { type: 'delete', deleted: Number(res?.response_delete_range?.deleted ?? 0) };
+    case 'get': {
+      const kv = res?.response_range?.kvs?.[0];
+      return { type: 'get', kv: kv ? fromEtcd(kv) : undefined };
+    }
+  }
+}

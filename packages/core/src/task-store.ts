@@ -1,0 +1,789 @@
+import type { z } from 'zod';
+import { type Clock, systemClock } from './clock.js';
+import { ClaimLostError, ContentionError, CorruptRecordError, LeaseNotFoundError, ValidationError } from './errors.js';
+import { createIdGenerator } from './ids.js';
+import { type Keys, keysFor, targetFromHex } from './keys.js';
+import type { KeyValue, Kv, TxnOp } from './kv/port.js';
+import {
+  type ErrorClass,
+  type MasterInfo,
+  type StoreStats,
+  type TaskCooldown,
+  type TaskKind,
+  type TaskRecord,
+  type TaskSource,
+  type TaskState,
+  StoreStatsSchema,
+  SweepMarkSchema,
+  TaskCooldownSchema,
+  TaskKindSchema,
+  TaskRecordSchema,
+  TargetSchema,
+  encodeCooldown,
+  encodeTask,
+  isTerminal,
+} from './model.js';
+import {
+  type CooldownDecision,
+  type CooldownPolicy,
+  DEFAULT_COOLDOWN_POLICY,
+  isCooling,
+  nextCooldown,
+  sanitizeError,
+  wouldCool,
+} from './policy.js';
+import { type Random, cryptoRandom } from './random.js';
+import { Session, type SessionEvent } from './session.js';
+
+/** Options of {@link TaskStore.open}. */
+export interface TaskStoreOptions {
+  readonly kv: Kv;
+  /** This master's id: written as claim owner and registration key. */
+  readonly masterId: string;
+  /** Key prefix (default `/maintd`). */
+  readonly prefix?: string;
+  readonly clock?: Clock;
+  readonly random?: Random;
+  /** Session lease TTL in seconds (default 30, minimum 5). */
+  readonly leaseTtlSecs?: number;
+  /** A task orphaned more often than this is failed instead of requeued (default 5). */
+  readonly maxAttempts?: number;
+  /** Terminal tasks kept (default 1000). */
+  readonly historyLimit?: number;
+  /** Terminal tasks older than this are pruned; 0 = count cap only (default 86400). */
+  readonly historyTtlSecs?: number;
+  /** Finishes between two history prunes of this instance (default 50). */
+  readonly pruneEvery?: number;
+  /** Cooldown policy overrides. */
+  readonly cooldown?: Partial<CooldownPolicy>;
+  /** Registration published at `P/masters/<id>` while the session lives. */
+  readonly info?: Omit<MasterInfo, 'id'>;
+  /** Session lifecycle notifications (lost, renewed). */
+  readonly onSessionEvent?: (event: SessionEvent) => void;
+}
+
+/** What {@link TaskStore.enqueue} did. */
+export interface EnqueueResult {
+  /** The new task, or the active one it deduped to. */
+  readonly task: TaskRecord;
+  /** False on a dedupe hit. */
+  readonly created: boolean;
+}
+
+/** A claimed task, held under this instance's session. Pass it back to {@link TaskStore.finish}. */
+export interface Claim {
+  readonly task: TaskRecord;
+  /** Revision at which the claim key was created; `finish` requires it unchanged. */
+  readonly revision: number;
+  /** Session lease the claim rides on. */
+  readonly leaseId: string;
+}
+
+/** How a task ended. */
+export type TaskOutcome =
+  | { readonly ok: true; readonly detail: string }
+  | { readonly ok: false; readonly error: string; readonly errorClass: ErrorClass };
+
+/** Result of {@link TaskStore.recordFailure}. */
+export type RecordFailureResult =
+  | Exclude<CooldownDecision, { action: 'write' }>
+  | (Extract<CooldownDecision, { action: 'write' }> & {
+      /** CAS conflicts met before the write landed. */
+      readonly conflicts: number;
+    });
+
+/** Cooldown bookkeeping that followed a committed finish. */
+export type CooldownEffect =
+  | { readonly type: 'cleared'; readonly existed: boolean }
+  | { readonly type: 'failure'; readonly result: RecordFailureResult }
+  | { readonly type: 'error'; readonly error: unknown };
+
+/** Result of {@link TaskStore.finish}. */
+export interface FinishResult {
+  readonly task: TaskRecord;
+  readonly cooldown: CooldownEffect;
+  /** Terminal tasks pruned after this finish (amortised; usually 0). */
+  readonly pruned: number;
+}
+
+/** Result of {@link TaskStore.recoverOrphaned}. */
+export interface RecoveryResult {
+  /** Ids put back in the queue, FIFO position kept. */
+  readonly requeued: readonly string[];
+  /** Ids failed for exceeding the attempt limit. */
+  readonly failed: readonly string[];
+}
+
+/** Filter and page of {@link TaskStore.listTasks}. */
+export interface ListTasksQuery {
+  readonly state?: TaskState;
+  readonly kind?: TaskKind;
+  readonly target?: string;
+  /** Page size (default 50). */
+  readonly limit?: number;
+  /** Opaque cursor from a previous page. */
+  readonly cursor?: string;
+}
+
+/** A page of tasks, newest first. */
+export interface TaskPage {
+  readonly tasks: readonly TaskRecord[];
+  /** Tasks matching the filter. */
+  readonly total: number;
+  /** Cursor of the next page, or null at the end. */
+  readonly nextCursor: string | null;
+}
+
+/** A held coordination lock; release it when done (it also dies with the session). */
+export interface HeldLock {
+  readonly name: string;
+  release(): Promise<void>;
+}
+
+const QUEUE_PAGE = 256;
+const SCAN_PAGE = 500;
+const DELETE_BATCH = 100;
+const ENQUEUE_ATTEMPTS = 4;
+const COOLDOWN_ATTEMPTS = 64;
+
+/**
+ * The task queue, claims, history and failure cooldown, over any {@link Kv} (DESIGN §2.6–2.7).
+ * Safe to use from many instances (masters) at once: every state change is one guarded
+ * transaction. Holds a session lease; call {@link TaskStore.close} to release it.
+ */
+export class TaskStore {
+  readonly keys: Keys;
+  readonly masterId: string;
+  readonly policy: CooldownPolicy;
+  readonly session: Session;
+  readonly #kv: Kv;
+  readonly #clock: Clock;
+  readonly #random: Random;
+  readonly #newId: () => string;
+  readonly #maxAttempts: number;
+  readonly #historyLimit: number;
+  readonly #historyTtlMs: number;
+  readonly #pruneEvery: number;
+  #finishesSincePrune = 0;
+  /** Ids a sibling claim of this instance is attempting, so concurrent pool slots don't collide. */
+  readonly #attempting = new Set<string>();
+
+  private constructor(o: TaskStoreOptions, keys: Keys, session: Session, clock: Clock, random: Random) {
+    this.#kv = o.kv;
+    this.keys = keys;
+    this.session = session;
+    this.masterId = o.masterId;
+    this.#clock = clock;
+    this.#random = random;
+    this.#newId = createIdGenerator(clock, random);
+    this.#maxAttempts = o.maxAttempts ?? 5;
+    this.#historyLimit = Math.max(1, o.historyLimit ?? 1000);
+    this.#historyTtlMs = (o.historyTtlSecs ?? 86400) * 1000;
+    this.#pruneEvery = Math.max(1, o.pruneEvery ?? 50);
+    this.policy = Object.freeze({ ...DEFAULT_COOLDOWN_POLICY, ...o.cooldown });
+  }
+
+  /** Opens a session, registers, recovers orphaned tasks and prunes history. */
+  static async open(options: TaskStoreOptions): Promise<TaskStore> {
+    const clock = options.clock ?? systemClock;
+    const keys = keysFor(options.prefix);
+    const session = await Session.open({
+      kv: options.kv,
+      keys,
+      clock,
+      masterId: options.masterId,
+      ...(options.leaseTtlSecs !== undefined ? { ttlSecs: options.leaseTtlSecs } : {}),
+      ...(options.info ? { info: options.info } : {}),
+      ...(options.onSessionEvent ? { onEvent: options.onSessionEvent } : {}),
+    });
+    const store = new TaskStore(options, keys, session, clock, options.random ?? cryptoRandom);
+    try {
+      await store.recoverOrphaned();
+      await store.pruneHistory();
+    } catch (err) {
+      await session.close();
+      throw err;
+    }
+    return store;
+  }
+
+  /** Revokes the session: claims still held are recovered by peers at once. */
+  async close(): Promise<void> {
+    await this.session.close();
+  }
+
+  // ---------------------------------------------------------------- tasks
+
+  /**
+   * Queues a task. A task without dependencies dedupes against an active (queued or running)
+   * task of the same kind and target and returns it with `created: false`. Never gated by
+   * cooldown.
+   */
+  async enqueue(
+    kind: TaskKind,
+    target: string,
+    options: { readonly dependsOn?: readonly string[]; readonly source?: TaskSource } = {},
+  ): Promise<EnqueueResult> {
+    parseInput(TaskKindSchema, kind, 'kind');
+    parseInput(TargetSchema, target, 'target');
+    const dependsOn = [...new Set(options.dependsOn ?? [])];
+    for (const [i, dep] of dependsOn.entries()) parseInput(TaskRecordSchema.shape.id, dep, `depends_on[${i}]`);
+    const task: TaskRecord = {
+      id: this.#newId(),
+      kind,
+      target,
+      state: 'queued',
+      source: options.source ?? 'manual',
+      enqueued_at: this.#clock.now(),
+      attempt: 0,
+      ...(dependsOn.length > 0 ? { depends_on: dependsOn } : {}),
+    };
+    const k = this.keys;
+    const writes: TxnOp[] = [
+      { type: 'put', key: k.task(task.id), value: encodeTask(task) },
+      { type: 'put', key: k.queue(kind, task.id), value: '' },
+    ];
+    if (dependsOn.length > 0) {
+      await this.#kv.txn([], writes);
+      return { task, created: true };
+    }
+    const dedupeKey = k.dedupe(kind, target);
+    for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS; attempt++) {
+      const res = await this.#kv.txn(
+        [{ key: dedupeKey, target: 'version', op: '==', value: 0 }],
+        [...writes, { type: 'put', key: dedupeKey, value: task.id }],
+        [{ type: 'get', key: dedupeKey }],
+      );
+      if (res.succeeded) return { task, created: true };
+      const held = res.results[0]?.type === 'get' ? res.results[0].kv : undefined;
+      if (!held) continue;
+      const existing = await this.getTask(held.value);
+      if (existing && !isTerminal(existing.state)) return { task: existing, created: false };
+      // The key outlived its task: remove it only if it still says what we read, then retry.
+      await this.#kv.txn(
+        [{ key: dedupeKey, target: 'modRevision', op: '==', value: held.modRevision }],
+        [{ type: 'delete', key: dedupeKey }],
+      );
+    }
+    throw new ContentionError(`failed to resolve concurrent task enqueue for ${kind} '${target}'`);
+  }
+
+  /** The task with this id, or undefined. */
+  async getTask(id: string): Promise<TaskRecord | undefined> {
+    const kv = await this.#kv.get(this.keys.task(id));
+    return kv ? decode(TaskRecordSchema, kv) : undefined;
+  }
+
+  /** Tasks newest first, optionally filtered, in pages. */
+  async listTasks(query: ListTasksQuery = {}): Promise<TaskPage> {
+    const limit = Math.max(1, query.limit ?? 50);
+    const prefix = this.keys.tasksPrefix;
+    const filtered = query.state !== undefined || query.kind !== undefined || query.target !== undefined;
+    const from = query.cursor ? prefix + query.cursor : undefined;
+    if (!filtered) {
+      const [page, all] = await Promise.all([
+        this.#kv.range(prefix, { limit: limit + 1, reverse: true, ...(from ? { fromKey: from } : {}) }),
+        this.#kv.range(prefix, { countOnly: true }),
+      ]);
+      const tasks = page.kvs.slice(0, limit).map((kv) => decode(TaskRecordSchema, kv));
+      const next = page.kvs[limit];
+      return { tasks, total: all.count, nextCursor: next ? next.key.slice(prefix.length) : null };
+    }
+    const match = (t: TaskRecord): boolean =>
+      (query.state === undefined || t.state === query.state) &&
+      (query.kind === undefined || t.kind === query.kind) &&
+      (query.target === undefined || t.target === query.target);
+    const tasks: TaskRecord[] = [];
+    let total = 0;
+    let nextCursor: string | null = null;
+    for await (const kv of this.#scan(prefix, true)) {
+      const t = decode(TaskRecordSchema, kv);
+      if (!match(t)) continue;
+      total++;
+      if (from !== undefined && kv.key > from) continue;
+      if (tasks.length < limit) tasks.push(t);
+      else nextCursor ??= kv.key.slice(prefix.length);
+    }
+    return { tasks, total, nextCursor };
+  }
+
+  /** Number of queued tasks (of one kind, or all). */
+  async queueDepth(kind?: TaskKind): Promise<number> {
+    return (await this.#kv.range(this.keys.queuePrefix(kind), { countOnly: true })).count;
+  }
+
+  /**
+   * Claims the oldest runnable task of the given kinds, or returns undefined. Every kind takes
+   * the per-target lock, so at most one task per store runs at a time. A task whose dependency
+   * failed or vanished is failed here; one whose dependency is still active is skipped.
+   */
+  async claimNext(kinds: readonly TaskKind[]): Promise<Claim | undefined> {
+    const lease = this.session.lease;
+    if (!lease || kinds.length === 0) return undefined;
+    const k = this.keys;
+    const locked = new Set(
+      (await this.#kv.range(`${k.prefix}/target-locks/`, { keysOnly: true })).kvs.map((kv) => kv.key),
+    );
+    const cursors = new Map<TaskKind, string | undefined>(kinds.map((kind) => [kind, undefined]));
+    const exhausted = new Set<TaskKind>();
+    const seen = new Set<string>();
+    while (exhausted.size < kinds.length) {
+      // One page per kind, merged by id: ids are UUIDv7, so this is FIFO across kinds.
+      const candidates: { kind: TaskKind; id: string }[] = [];
+      for (const kind of kinds) {
+        if (exhausted.has(kind)) continue;
+        const prefix = k.queuePrefix(kind);
+        const from = cursors.get(kind);
+        const page = await this.#kv.range(prefix, {
+          limit: QUEUE_PAGE,
+          keysOnly: true,
+          ...(from ? { fromKey: from } : {}),
+        });
+        if (!page.more) exhausted.add(kind);
+        const last = page.kvs.at(-1);
+        if (last) cursors.set(kind, `${last.key}\0`);
+        for (const kv of page.kvs) candidates.push({ kind, id: kv.key.slice(prefix.length) });
+      }
+      candidates.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      for (const c of candidates) {
+        if (seen.has(c.id) || this.#attempting.has(c.id)) continue;
+        seen.add(c.id);
+        this.#attempting.add(c.id);
+        try {
+          const claim = await this.#tryClaim(c.kind, c.id, locked, lease.id);
+          if (claim) return claim;
+        } catch (err) {
+          if (err instanceof LeaseNotFoundError) {
+            this.session.markLost(lease.id);
+            return undefined;
+          }
+          throw err;
+        } finally {
+          this.#attempting.delete(c.id);
+        }
+      }
+    }
+    return undefined;
+  }
+
+  async #tryClaim(kind: TaskKind, id: string, locked: Set<string>, leaseId: string): Promise<Claim | undefined> {
+    const k = this.keys;
+    const kv = await this.#kv.get(k.task(id));
+    if (!kv) return undefined;
+    const task = decode(TaskRecordSchema, kv);
+    if (task.state !== 'queued' || task.kind !== kind) return undefined;
+    const lockKey = k.targetLock(task.target);
+    if (locked.has(lockKey)) return undefined;
+    if (task.depends_on) {
+      const verdict = await this.#dependencies(task.depends_on);
+      if (verdict.state === 'wait') return undefined;
+      if (verdict.state === 'fail') {
+        await this.#failDependent(task, kv.modRevision, verdict.id);
+        return undefined;
+      }
+    }
+    const now = this.#clock.now();
+    const running: TaskRecord = {
+      ...task,
+      state: 'running',
+      started_at: now,
+      attempt: task.attempt + 1,
+      owner: this.masterId,
+    };
+    const res = await this.#kv.txn(
+      [
+        { key: k.task(id), target: 'modRevision', op: '==', value: kv.modRevision },
+        { key: k.queue(kind, id), target: 'version', op: '>', value: 0 },
+        { key: k.claim(id), target: 'version', op: '==', value: 0 },
+        { key: lockKey, target: 'version', op: '==', value: 0 },
+      ],
+      [
+        { type: 'put', key: k.task(id), value: encodeTask(running) },
+        { type: 'delete', key: k.queue(kind, id) },
+        { type: 'put', key: k.running(id), value: this.masterId },
+        { type: 'put', key: k.claim(id), value: this.masterId, lease: leaseId },
+        { type: 'put', key: lockKey, value: id, lease: leaseId },
+      ],
+    );
+    if (!res.succeeded) return undefined;
+    return { task: running, revision: res.revision, leaseId };
+  }
+
+  async #dependencies(
+    ids: readonly string[],
+  ): Promise<{ state: 'run' } | { state: 'wait' } | { state: 'fail'; id: string }> {
+    let wait = false;
+    for (const id of ids) {
+      const dep = await this.getTask(id);
+      if (!dep || dep.state === 'failed') return { state: 'fail', id };
+      if (dep.state !== 'done') wait = true;
+    }
+    return wait ? { state: 'wait' } : { state: 'run' };
+  }
+
+  async #failDependent(task: TaskRecord, modRevision: number, depId: string): Promise<void> {
+    const k = this.keys;
+    const failed: TaskRecord = {
+      ...task,
+      state: 'failed',
+      finished_at: this.#clock.now(),
+      error: `dependency ${depId} did not complete`,
+      error_class: 'infrastructure',
+    };
+    await this.#kv.txn(
+      [
+        { key: k.task(task.id), target: 'modRevision', op: '==', value: modRevision },
+        { key: k.queue(task.kind, task.id), target: 'version', op: '>', value: 0 },
+      ],
+      [
+        { type: 'put', key: k.task(task.id), value: encodeTask(failed) },
+        { type: 'delete', key: k.queue(task.kind, task.id) },
+      ],
+    );
+  }
+
+  /**
+   * Records a claimed task's outcome in one transaction guarded by the claim. A lost claim
+   * throws {@link ClaimLostError} and records nothing, cooldown included. After the commit,
+   * best-effort: a success clears the target's cooldown (inside the same transaction), a
+   * failure is counted toward it, and history is pruned every few finishes.
+   */
+  async finish(claim: Claim, outcome: TaskOutcome): Promise<FinishResult> {
+    const k = this.keys;
+    const t = claim.task;
+    const base = { ...t, finished_at: this.#clock.now() };
+    delete base.owner;
+    const record: TaskRecord = outcome.ok
+      ? { ...base, state: 'done', detail: sanitizeError(outcome.detail, 2048) }
+      : { ...base, state: 'failed', error: sanitizeError(outcome.error, 2048), error_class: outcome.errorClass };
+    const ops: TxnOp[] = [
+      { type: 'put', key: k.task(t.id), value: encodeTask(record) },
+      { type: 'delete', key: k.claim(t.id) },
+      { type: 'delete', key: k.running(t.id) },
+      { type: 'delete', key: k.targetLock(t.target) },
+    ];
+    // While a depless task is active its dedupe key can only point at it (enqueue creates the key
+    // only when absent, and removes it only once its task is terminal), so this delete is owned.
+    if (!t.depends_on) ops.push({ type: 'delete', key: k.dedupe(t.kind, t.target) });
+    if (outcome.ok) ops.push({ type: 'delete', key: k.cooldown(t.kind, t.target) });
+    const res = await this.#kv.txn(
+      [{ key: k.claim(t.id), target: 'createRevision', op: '==', value: claim.revision }],
+      ops,
+    );
+    if (!res.succeeded) throw new ClaimLostError(t.id);
+
+    let cooldown: CooldownEffect;
+    if (outcome.ok) {
+      const del = res.results.at(-1);
+      cooldown = { type: 'cleared', existed: del?.type === 'delete' && del.deleted > 0 };
+    } else {
+      try {
+        const result = await this.recordFailure(t.kind, t.target, t.id, outcome.error, outcome.errorClass);
+        cooldown = { type: 'failure', result };
+      } catch (error) {
+        cooldown = { type: 'error', error };
+      }
+    }
+    let pruned = 0;
+    if (++this.#finishesSincePrune >= this.#pruneEvery) {
+      this.#finishesSincePrune = 0;
+      pruned = await this.pruneHistory().catch(() => 0);
+    }
+    return { task: record, cooldown, pruned };
+  }
+
+  /**
+   * Requeues running tasks whose claim is gone (their master died or was cut off), keeping id
+   * and `enqueued_at` so they keep their FIFO position. A task orphaned more than `maxAttempts`
+   * times is failed instead (`infrastructure`), so a task that kills masters cannot loop forever.
+   */
+  async recoverOrphaned(): Promise<RecoveryResult> {
+    const k = this.keys;
+    const requeued: string[] = [];
+    const failed: string[] = [];
+    const claimed = new Set<string>();
+    for await (const kv of this.#scan(k.claimsPrefix, false, true)) claimed.add(kv.key.slice(k.claimsPrefix.length));
+    const orphans: string[] = [];
+    for await (const kv of this.#scan(k.runningPrefix, false, true)) {
+      const id = kv.key.slice(k.runningPrefix.length);
+      if (!claimed.has(id)) orphans.push(id);
+    }
+    for (const id of orphans) {
+      const kv = await this.#kv.get(k.task(id));
+      if (!kv) {
+        await this.#kv.txn(
+          [{ key: k.claim(id), target: 'version', op: '==', value: 0 }],
+          [{ type: 'delete', key: k.running(id) }],
+        );
+        continue;
+      }
+      const task = decode(TaskRecordSchema, kv);
+      if (task.state !== 'running') continue;
+      const giveUp = task.attempt > this.#maxAttempts;
+      const next: TaskRecord = giveUp
+        ? {
+            ...stripRun(task),
+            state: 'failed',
+            finished_at: this.#clock.now(),
+            error: `task was orphaned ${task.attempt} times (its master died or lost its session each time); giving up`,
+            error_class: 'infrastructure',
+          }
+        : { ...stripRun(task), state: 'queued' };
+      const ops: TxnOp[] = [
+        { type: 'put', key: k.task(id), value: encodeTask(next) },
+        { type: 'delete', key: k.running(id) },
+      ];
+      if (giveUp && !task.depends_on) ops.push({ type: 'delete', key: k.dedupe(task.kind, task.target) });
+      if (!giveUp) ops.push({ type: 'put', key: k.queue(task.kind, id), value: '' });
+      const res = await this.#kv.txn(
+        [
+          { key: k.task(id), target: 'modRevision', op: '==', value: kv.modRevision },
+          { key: k.claim(id), target: 'version', op: '==', value: 0 },
+          { key: k.running(id), target: 'version', op: '>', value: 0 },
+        ],
+        ops,
+      );
+      if (res.succeeded) (giveUp ? failed : requeued).push(id);
+    }
+    return { requeued, failed };
+  }
+
+  /**
+   * Deletes terminal tasks beyond the newest `historyLimit` or older than the history TTL. Never
+   * touches active tasks or a terminal task that an active task depends on.
+   */
+  async pruneHistory(): Promise<number> {
+    const now = this.#clock.now();
+    const terminal: { id: string; at: number }[] = [];
+    const protectedIds = new Set<string>();
+    for await (const kv of this.#scan(this.keys.tasksPrefix)) {
+      const t = decode(TaskRecordSchema, kv);
+      if (isTerminal(t.state)) terminal.push({ id: t.id, at: t.finished_at ?? t.enqueued_at });
+      else for (const d of t.depends_on ?? []) protectedIds.add(d);
+    }
+    terminal.sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1));
+    const cutoff = this.#historyTtlMs > 0 ? now - this.#historyTtlMs : -Infinity;
+    const doomed = terminal
+      .filter((t, i) => (i >= this.#historyLimit || t.at <= cutoff) && !protectedIds.has(t.id))
+      .map((t) => t.id);
+    for (let i = 0; i < doomed.length; i += DELETE_BATCH) {
+      const batch = doomed.slice(i, i + DELETE_BATCH);
+      await this.#kv.txn(
+        [],
+        batch.map((id) => ({ type: 'delete' as const, key: this.keys.task(id) })),
+      );
+    }
+    return doomed.length;
+  }
+
+  // ---------------------------------------------------------------- cooldown
+
+  /**
+   * Counts a failure of (kind, target) toward its cooldown: read, compute the next record with
+   * the pure policy, CAS it on `mod_revision` under a fresh lease of `maxSecs` (so the count
+   * outlives a lapsed window), and on conflict revoke that lease, back off 5–25 ms and retry.
+   * Idempotent per task id.
+   */
+  async recordFailure(
+    kind: TaskKind,
+    target: string,
+    taskId: string,
+    error: string,
+    errorClass: ErrorClass,
+  ): Promise<RecordFailureResult> {
+    const key = this.keys.cooldown(kind, target);
+    const report = { kind, target, taskId, error, errorClass };
+    let conflicts = 0;
+    for (let attempt = 0; attempt < COOLDOWN_ATTEMPTS; attempt++) {
+      if (attempt > 0) await this.#clock.sleep(5 + Math.floor(this.#random.next() * 20));
+      const kv = await this.#kv.get(key);
+      const prev = kv ? decode(TaskCooldownSchema, kv) : undefined;
+      const now = this.#clock.now();
+      const fleet = wouldCool(this.policy, prev) ? await this.#fleetState(kind, target, now) : undefined;
+      const decision = nextCooldown(this.policy, prev, report, now, fleet);
+      if (decision.action !== 'write') return decision;
+      const lease = await this.#kv.grant(this.policy.maxSecs, { keepAlive: false });
+      const res = await this.#kv.txn(
+        [{ key, target: 'modRevision', op: '==', value: kv?.modRevision ?? 0 }],
+        [{ type: 'put', key, value: encodeCooldown(decision.record), lease: lease.id }],
+      );
+      if (res.succeeded) return { ...decision, conflicts };
+      conflicts++;
+      await lease.revoke().catch(() => undefined);
+    }
+    throw new ContentionError(`cooldown for ${kind} '${target}' contended past ${COOLDOWN_ATTEMPTS} attempts`);
+  }
+
+  async #fleetState(
+    kind: TaskKind,
+    target: string,
+    now: number,
+  ): Promise<{ knownStores: number; coolingOthers: number }> {
+    const [stats, cooling] = await Promise.all([
+      this.#kv.range(this.keys.statsPrefix, { countOnly: true }),
+      this.coolingTargets(kind, now),
+    ]);
+    cooling.delete(target);
+    return { knownStores: stats.count, coolingOthers: cooling.size };
+  }
+
+  /** Deletes the cooldown record of (kind, target); true if there was one. */
+  async clearCooldown(kind: TaskKind, target: string): Promise<boolean> {
+    return (await this.#kv.delete(this.keys.cooldown(kind, target))) > 0;
+  }
+
+  /** Deletes every cooldown record (of one kind, or all); returns how many. */
+  async clearCooldowns(kind?: TaskKind): Promise<number> {
+    return this.#kv.deletePrefix(this.keys.cooldownPrefix(kind));
+  }
+
+  /** The cooldown record of (kind, target), active or not. */
+  async getCooldown(kind: TaskKind, target: string): Promise<TaskCooldown | undefined> {
+    const kv = await this.#kv.get(this.keys.cooldown(kind, target));
+    return kv ? decode(TaskCooldownSchema, kv) : undefined;
+  }
+
+  /**
+   * Cooldown records, ordered by kind then target: only active windows, or with `all` the
+   * below-threshold counters and lapsed windows too.
+   */
+  async listCooldowns(options: { readonly kind?: TaskKind; readonly all?: boolean } = {}): Promise<TaskCooldown[]> {
+    const now = this.#clock.now();
+    const out: TaskCooldown[] = [];
+    for await (const kv of this.#scan(this.keys.cooldownPrefix(options.kind))) {
+      const c = decode(TaskCooldownSchema, kv);
+      if (options.all || isCooling(c, now)) out.push(c);
+    }
+    return out;
+  }
+
+  /** Targets of `kind` with an active window, in one prefix read: what a sweep skips. */
+  async coolingTargets(kind: TaskKind, nowMs = this.#clock.now()): Promise<Set<string>> {
+    const prefix = this.keys.cooldownPrefix(kind);
+    const out = new Set<string>();
+    for await (const kv of this.#scan(prefix)) {
+      const c = decode(TaskCooldownSchema, kv);
+      if (isCooling(c, nowMs)) out.add(targetFromHex(kv.key.slice(prefix.length)));
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- stats
+
+  /** Writes a store's stats row. */
+  async putStats(row: StoreStats): Promise<void> {
+    const valid = parseInput(StoreStatsSchema, row, 'stats');
+    await this.#kv.put(this.keys.stats(valid.name), JSON.stringify(valid));
+  }
+
+  /** Every stats row, in key order. */
+  async listStats(): Promise<StoreStats[]> {
+    const out: StoreStats[] = [];
+    for await (const kv of this.#scan(this.keys.statsPrefix)) out.push(decode(StoreStatsSchema, kv));
+    return out;
+  }
+
+  /** Deletes a store's stats row. */
+  async deleteStats(name: string): Promise<boolean> {
+    return (await this.#kv.delete(this.keys.stats(name))) > 0;
+  }
+
+  // ---------------------------------------------------------------- coordination
+
+  /** Takes the named lock on this session if free; undefined if someone holds it. */
+  async tryLock(name: string): Promise<HeldLock | undefined> {
+    const lease = this.session.lease;
+    if (!lease) return undefined;
+    const key = this.keys.lock(name);
+    const res = await this.#kv.txn(
+      [{ key, target: 'version', op: '==', value: 0 }],
+      [{ type: 'put', key, value: this.masterId, lease: lease.id }],
+    );
+    if (!res.succeeded) return undefined;
+    const revision = res.revision;
+    return {
+      name,
+      release: async () => {
+        await this.#kv.txn([{ key, target: 'createRevision', op: '==', value: revision }], [{ type: 'delete', key }]);
+      },
+    };
+  }
+
+  /**
+   * Claims this interval's run of a periodic job: true for exactly one caller per interval
+   * fleet-wide, however many masters call and however their timers drift. Intervals are
+   * aligned slots of `intervalMs` on the clock, recorded by a CAS on `P/sweeps/<name>`.
+   */
+  async runEvery(name: string, intervalMs: number): Promise<boolean> {
+    if (!(intervalMs > 0)) return false;
+    const key = this.keys.sweep(name);
+    const now = this.#clock.now();
+    const slot = Math.floor(now / intervalMs);
+    const kv = await this.#kv.get(key);
+    if (kv && decode(SweepMarkSchema, kv).slot >= slot) return false;
+    const res = await this.#kv.txn(
+      [{ key, target: 'modRevision', op: '==', value: kv?.modRevision ?? 0 }],
+      [{ type: 'put', key, value: JSON.stringify({ slot, ran_at: now, master_id: this.masterId }) }],
+    );
+    return res.succeeded;
+  }
+
+  /** Live masters, from their session-bound registrations. */
+  async listMasters(): Promise<MasterInfo[]> {
+    const out: MasterInfo[] = [];
+    for await (const kv of this.#scan(this.keys.mastersPrefix)) {
+      out.push(JSON.parse(kv.value) as MasterInfo);
+    }
+    return out;
+  }
+
+  /** Pages through a prefix without loading it in one response. */
+  async *#scan(prefix: string, reverse = false, keysOnly = false): AsyncGenerator<KeyValue> {
+    let from: string | undefined;
+    for (;;) {
+      const page = await this.#kv.range(prefix, {
+        limit: SCAN_PAGE,
+        reverse,
+        keysOnly,
+        ...(from !== undefined ? { fromKey: from } : {}),
+      });
+      // A reverse page ends at `fromKey` inclusive: that key was the last of the previous page.
+      const kvs = reverse && from !== undefined && page.kvs[0]?.key === from ? page.kvs.slice(1) : page.kvs;
+      yield* kvs;
+      const last = page.kvs.at(-1);
+      if (!page.more || !last) return;
+      from = reverse ? last.key : `${last.key}\0`;
+    }
+  }
+}
+
+function stripRun(t: TaskRecord): TaskRecord {
+  const copy = { ...t };
+  delete copy.started_at;
+  delete copy.owner;
+  delete copy.finished_at;
+  delete copy.detail;
+  delete copy.error;
+  delete copy.error_class;
+  return copy;
+}
+
+function decode<S extends z.ZodType>(schema: S, kv: KeyValue): z.infer<S> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(kv.value);
+  } catch (cause) {
+    throw new CorruptRecordError(kv.key, { cause });
+  }
+  const r = schema.safeParse(raw);
+  if (!r.success) throw new CorruptRecordError(kv.key, { cause: r.error });
+  return r.data;
+}
+
+function parseInput<S extends z.ZodType>(schema: S, value: unknown, field: string): z.infer<S> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const path = issue && issue.path.length > 0 ? `${field}.${issue.path.join('.')}` : field;
+  throw new ValidationError(`invalid ${path}: ${issue?.message ?? 'invalid value'}`, { field: path });
+}

@@ -1,0 +1,6 @@
+export { FakeClock } from '../clock.js';
+export { MemoryKv, type MemoryKvOptions } from '../kv/memory.js';
+export { ETCD_DATA_PREFIX, type EtcdServer, type StartEtcdOptions, freePort, startEtcd } from './etcd-server.js';
+export { type KvHarness, etcdHarness, memoryHarness, withClockRunning } from './harness.js';
+export { eventually, kvContract } from './kv-contract.js';
+export { type StoreOverrides, taskStoreContract } from './task-store-contract.js';

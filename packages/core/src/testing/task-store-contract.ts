@@ -1,0 +1,491 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ClaimLostError } from '../errors.js';
+import { createIdGenerator } from '../ids.js';
+import type { TaskKind } from '../model.js';
+import { seededRandom } from '../random.js';
+import { type Claim, TaskStore, type TaskStoreOptions } from '../task-store.js';
+import { type KvHarness, withClockRunning } from './harness.js';
+
+/** Overrides a contract test may pass when opening a store. */
+export type StoreOverrides = Partial<Omit<TaskStoreOptions, 'kv' | 'prefix' | 'clock'>>;
+
+/**
+ * The TaskStore contract, run against any Kv adapter: dedupe, claims, target locks,
+ * dependencies, recovery, history, coordination and the failure cooldown. Every test runs
+ * under its own random prefix; several store instances stand in for several masters.
+ */
+export function taskStoreContract(name: string, makeHarness: () => Promise<KvHarness>): void {
+  describe(`TaskStore contract: ${name}`, () => {
+    let h: KvHarness;
+    let prefix: string;
+    let stores: TaskStore[];
+    let n: number;
+
+    const open = async (overrides: StoreOverrides = {}): Promise<TaskStore> => {
+      const kv = await h.connect();
+      const store = await TaskStore.open({
+        kv,
+        prefix,
+        clock: h.clock,
+        random: seededRandom(++n),
+        masterId: `master-${n}`,
+        leaseTtlSecs: 5,
+        ...overrides,
+      });
+      stores.push(store);
+      return store;
+    };
+    const claimOrFail = async (store: TaskStore, kinds: readonly TaskKind[]): Promise<Claim> => {
+      const claim = await store.claimNext(kinds);
+      if (!claim) throw new Error(`expected a claim of ${kinds.join(',')}`);
+      return claim;
+    };
+    const run = <T>(p: Promise<T>): Promise<T> => withClockRunning(h.clock, p);
+
+    beforeEach(async () => {
+      h = await makeHarness();
+      prefix = `/contract/${randomUUID()}`;
+      stores = [];
+      n = 0;
+    });
+    afterEach(async () => {
+      for (const s of stores) await s.close().catch(() => undefined);
+      const kv = await h.connect();
+      await kv.deletePrefix(`${prefix}/`).catch(() => undefined);
+      await h.close();
+    });
+
+    describe('enqueue', () => {
+      it('dedupes concurrent enqueues from two instances to one task id', async () => {
+        const [a, b] = [await open(), await open()];
+        const results = await Promise.all([
+          a.enqueue('merge_wal', 'store-1', { source: 'sweep' }),
+          b.enqueue('merge_wal', 'store-1', { source: 'sweep' }),
+          a.enqueue('merge_wal', 'store-1'),
+          b.enqueue('merge_wal', 'store-1'),
+        ]);
+        expect(new Set(results.map((r) => r.task.id)).size).toBe(1);
+        expect(results.filter((r) => r.created)).toHaveLength(1);
+        expect(await a.queueDepth('merge_wal')).toBe(1);
+      });
+
+      it('returns the existing record unchanged on a dedupe hit', async () => {
+        const s = await open();
+        const first = await s.enqueue('compact', 'store-1', { source: 'sweep' });
+        await h.clock.advance(1000);
+        const second = await s.enqueue('compact', 'store-1', { source: 'manual' });
+        expect(second.created).toBe(false);
+        expect(second.task).toEqual(first.task);
+        expect(await s.getTask(first.task.id)).toEqual(first.task);
+      });
+
+      it('never dedupes a task with dependencies', async () => {
+        const s = await open();
+        const dep = await s.enqueue('merge_wal', 'store-1');
+        const x = await s.enqueue('compact', 'store-1', { dependsOn: [dep.task.id] });
+        const y = await s.enqueue('compact', 'store-1', { dependsOn: [dep.task.id] });
+        expect([x.created, y.created]).toEqual([true, true]);
+        expect(x.task.id).not.toBe(y.task.id);
+        expect(x.task.depends_on).toEqual([dep.task.id]);
+      });
+
+      it('dedupes again once the previous task has finished', async () => {
+        const s = await open();
+        const first = await s.enqueue('compact', 'store-1');
+        await s.finish(await claimOrFail(s, ['compact']), { ok: true, detail: 'ok' });
+        const second = await s.enqueue('compact', 'store-1');
+        expect(second.created).toBe(true);
+        expect(second.task.id).not.toBe(first.task.id);
+      });
+
+      it('rejects a target outside the naming rule and writes nothing', async () => {
+        const s = await open();
+        for (const bad of ['../x', '', 'a/b', 'x'.repeat(256), 'bad\u001bname', '.hidden']) {
+          await expect(s.enqueue('compact', bad)).rejects.toMatchObject({ field: 'target' });
+        }
+        expect(await s.queueDepth()).toBe(0);
+        expect((await s.listTasks()).total).toBe(0);
+      });
+    });
+
+    describe('claims', () => {
+      it('lets exactly one of two concurrent claims win', async () => {
+        const [a, b] = [await open(), await open()];
+        await a.enqueue('compact', 'store-1');
+        const claims = await Promise.all([a.claimNext(['compact']), b.claimNext(['compact'])]);
+        expect(claims.filter(Boolean)).toHaveLength(1);
+        const won = claims.find(Boolean)!;
+        expect(won.task).toMatchObject({ state: 'running', attempt: 1 });
+        expect(await a.queueDepth()).toBe(0);
+      });
+
+      it('never runs a merge_wal and a compact on the same target at once', async () => {
+        const [a, b] = [await open(), await open()];
+        await a.enqueue('merge_wal', 'store-1');
+        await a.enqueue('compact', 'store-1');
+        const merge = await claimOrFail(a, ['merge_wal']);
+        expect(await b.claimNext(['compact'])).toBeUndefined();
+        expect(await b.claimNext(['merge_wal', 'compact'])).toBeUndefined();
+        await a.finish(merge, { ok: true, detail: 'merged' });
+        const compact = await claimOrFail(b, ['compact']);
+        expect(compact.task).toMatchObject({ kind: 'compact', target: 'store-1' });
+      });
+
+      it('reaches a compact queued behind 30 merge_wal with a claim filtered to compact', async () => {
+        const s = await open();
+        for (let i = 0; i < 30; i++) await s.enqueue('merge_wal', `m-${i}`);
+        await s.enqueue('compact', 'c-1');
+        const any = await claimOrFail(s, ['merge_wal', 'compact']);
+        expect(any.task.kind).toBe('merge_wal');
+        const compact = await claimOrFail(s, ['compact']);
+        expect(compact.task).toMatchObject({ kind: 'compact', target: 'c-1' });
+        expect(await s.claimNext(['compact'])).toBeUndefined();
+        expect((await claimOrFail(s, ['merge_wal'])).task.kind).toBe('merge_wal');
+      });
+
+      it('claims in FIFO order within the filter', async () => {
+        const s = await open();
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) ids.push((await s.enqueue('compact', `t-${i}`)).task.id);
+        const got: string[] = [];
+        for (let i = 0; i < 5; i++) got.push((await claimOrFail(s, ['compact'])).task.id);
+        expect(got).toEqual(ids);
+      });
+    });
+
+    describe('dependencies', () => {
+      it('holds a dependent while its prerequisite runs, then runs it after success', async () => {
+        const s = await open();
+        const dep = await s.enqueue('merge_wal', 'store-1');
+        const child = await s.enqueue('compact', 'store-2', { dependsOn: [dep.task.id] });
+        const first = await claimOrFail(s, ['merge_wal', 'compact']);
+        expect(first.task.id).toBe(dep.task.id);
+        expect(await s.claimNext(['compact'])).toBeUndefined();
+        expect((await s.getTask(child.task.id))?.state).toBe('queued');
+        await s.finish(first, { ok: true, detail: 'merged' });
+        const second = await claimOrFail(s, ['compact']);
+        expect(second.task.id).toBe(child.task.id);
+      });
+
+      it('fails a dependent whose prerequisite failed', async () => {
+        const s = await open();
+        const dep = await s.enqueue('merge_wal', 'store-1');
+        const child = await s.enqueue('compact', 'store-1', { dependsOn: [dep.task.id] });
+        await s.finish(await claimOrFail(s, ['merge_wal']), { ok: false, error: 'boom', errorClass: 'target' });
+        expect(await s.claimNext(['compact'])).toBeUndefined();
+        expect(await s.getTask(child.task.id)).toMatchObject({
+          state: 'failed',
+          error: `dependency ${dep.task.id} did not complete`,
+        });
+        expect(await s.queueDepth()).toBe(0);
+      });
+
+      it('fails a dependent whose prerequisite does not exist', async () => {
+        const s = await open();
+        const ghost = createIdGenerator(h.clock, seededRandom(99))();
+        const child = await s.enqueue('compact', 'store-1', { dependsOn: [ghost] });
+        expect(await s.claimNext(['compact'])).toBeUndefined();
+        expect((await s.getTask(child.task.id))?.error).toMatch(/^dependency .* did not complete$/);
+      });
+    });
+
+    describe('session loss and recovery', () => {
+      it('requeues the task of a revoked session in place and rejects its late finish', async () => {
+        const [a, b] = [await open({ cooldown: { afterFailures: 1 } }), await open({ cooldown: { afterFailures: 1 } })];
+        await a.enqueue('compact', 'before');
+        const task = (await a.enqueue('compact', 'store-1')).task;
+        await a.enqueue('compact', 'after');
+        await a.finish(await claimOrFail(a, ['compact']), { ok: true, detail: 'ok' });
+        const claimA = await claimOrFail(a, ['compact']);
+        expect(claimA.task.id).toBe(task.id);
+
+        await a.session.lease!.revoke();
+        const recovered = await b.recoverOrphaned();
+        expect(recovered).toEqual({ requeued: [task.id], failed: [] });
+        const requeued = await b.getTask(task.id);
+        expect(requeued).toMatchObject({ id: task.id, state: 'queued', enqueued_at: task.enqueued_at, attempt: 1 });
+        expect(requeued?.started_at).toBeUndefined();
+
+        const claimB = await claimOrFail(b, ['compact']);
+        expect(claimB.task).toMatchObject({
+          id: task.id,
+          enqueued_at: task.enqueued_at,
+          attempt: 2,
+          owner: 'master-2',
+        });
+
+        await expect(a.finish(claimA, { ok: false, error: 'late', errorClass: 'target' })).rejects.toBeInstanceOf(
+          ClaimLostError,
+        );
+        expect(await a.getCooldown('compact', 'store-1')).toBeUndefined();
+        expect((await a.getTask(task.id))?.state).toBe('running');
+        await b.finish(claimB, { ok: true, detail: 'done by b' });
+        expect(await a.getTask(task.id)).toMatchObject({ state: 'done', detail: 'done by b' });
+      });
+
+      it('renews a lost session and claims again under the new lease', async () => {
+        const a = await open();
+        const old = a.session.lease!;
+        await old.revoke();
+        await a.enqueue('compact', 'store-1');
+        expect(await a.claimNext(['compact'])).toBeUndefined();
+        await run(a.session.ready());
+        expect(a.session.lease?.id).not.toBe(old.id);
+        expect((await claimOrFail(a, ['compact'])).leaseId).toBe(a.session.lease!.id);
+      });
+
+      it('fails a task instead of requeueing it once it was orphaned more than maxAttempts times', async () => {
+        const opts = { maxAttempts: 2 };
+        const seed = await open(opts);
+        const task = (await seed.enqueue('compact', 'killer')).task;
+        for (let round = 1; round <= 3; round++) {
+          const victim = await open(opts);
+          const claim = await claimOrFail(victim, ['compact']);
+          expect(claim.task.attempt).toBe(round);
+          await victim.close();
+          const r = await seed.recoverOrphaned();
+          expect(r).toEqual(round <= 2 ? { requeued: [task.id], failed: [] } : { requeued: [], failed: [task.id] });
+        }
+        expect(await seed.getTask(task.id)).toMatchObject({
+          state: 'failed',
+          error_class: 'infrastructure',
+          attempt: 3,
+        });
+        expect(await seed.queueDepth()).toBe(0);
+        expect((await seed.enqueue('compact', 'killer')).created).toBe(true);
+      });
+    });
+
+    describe('history', () => {
+      const finishN = async (s: TaskStore, count: number, tag: string): Promise<string[]> => {
+        const ids: string[] = [];
+        for (let i = 0; i < count; i++) {
+          const t = (await s.enqueue('compact', `${tag}-${i}`)).task;
+          await h.clock.advance(1000);
+          await s.finish(await claimOrFail(s, ['compact']), { ok: true, detail: 'ok' });
+          ids.push(t.id);
+        }
+        return ids;
+      };
+
+      it('keeps the newest tasks by count, never touching active or depended-on ones', async () => {
+        const s = await open({ historyLimit: 3, pruneEvery: 1000 });
+        const done = await finishN(s, 6, 'd');
+        const waiting = await s.enqueue('compact', 'waiting', {
+          dependsOn: [done[0]!, (await s.enqueue('merge_wal', 'blocker')).task.id],
+        });
+        const running = await s.enqueue('compact', 'running');
+        await claimOrFail(s, ['merge_wal']);
+        const runningClaim = await claimOrFail(s, ['compact']);
+        expect(runningClaim.task.id).toBe(running.task.id);
+
+        expect(await s.pruneHistory()).toBe(2);
+        const left = new Set((await s.listTasks({ limit: 100 })).tasks.map((t) => t.id));
+        expect([...done].map((id) => left.has(id))).toEqual([true, false, false, true, true, true]);
+        expect(left.has(waiting.task.id)).toBe(true);
+        expect(left.has(running.task.id)).toBe(true);
+      });
+
+      it('drops terminal tasks older than the TTL, but not active ones', async () => {
+        const s = await open({ historyLimit: 1000, historyTtlSecs: 3600, pruneEvery: 1000 });
+        const old = await finishN(s, 3, 'old');
+        const active = await s.enqueue('compact', 'active');
+        await h.clock.advance(3600_000);
+        const fresh = await finishN(s, 1, 'fresh');
+        expect(await s.pruneHistory()).toBe(3);
+        const left = (await s.listTasks({ limit: 100 })).tasks.map((t) => t.id).sort();
+        expect(left).toEqual([active.task.id, ...fresh].sort());
+        expect(old.every((id) => !left.includes(id))).toBe(true);
+      });
+
+      it('prunes by itself every pruneEvery finishes', async () => {
+        const s = await open({ historyLimit: 2, pruneEvery: 3 });
+        await finishN(s, 3, 'x');
+        expect((await s.listTasks()).total).toBe(2);
+      });
+    });
+
+    describe('coordination', () => {
+      it('runs a periodic job exactly once per interval among 6 contending instances', async () => {
+        const six = await Promise.all(Array.from({ length: 6 }, () => open()));
+        const intervalMs = 60_000;
+        const runsPerSlot = new Map<number, number>();
+        for (let tick = 0; tick < 20; tick++) {
+          const wins = await Promise.all(six.map((s) => s.runEvery('merge-wal-sweep', intervalMs)));
+          const slot = Math.floor(h.clock.now() / intervalMs);
+          runsPerSlot.set(slot, (runsPerSlot.get(slot) ?? 0) + wins.filter(Boolean).length);
+          await h.clock.advance(17_000);
+        }
+        expect(runsPerSlot.size).toBeGreaterThanOrEqual(5);
+        expect([...runsPerSlot.values()].every((v) => v === 1)).toBe(true);
+      });
+
+      it('gives a named lock to one holder until released', async () => {
+        const [a, b] = [await open(), await open()];
+        const lock = await a.tryLock('stats-writer');
+        expect(lock).toBeDefined();
+        expect(await b.tryLock('stats-writer')).toBeUndefined();
+        await lock!.release();
+        expect(await b.tryLock('stats-writer')).toBeDefined();
+      });
+    });
+
+    describe('cooldown', () => {
+      const policy = { afterFailures: 2, baseSecs: 600, maxSecs: 21600, jitter: 0.1 };
+
+      it('does not cool a target after one failure below a threshold of 2, and does after two', async () => {
+        const s = await open({ cooldown: policy });
+        await s.recordFailure('compact', 'broken', 't1', 'Not found: data/x.lance', 'target');
+        expect(await s.listCooldowns()).toEqual([]);
+        expect(await s.coolingTargets('compact')).toEqual(new Set());
+        const below = await s.listCooldowns({ all: true });
+        expect(below).toMatchObject([{ target: 'broken', failures: 1, until_ms: null }]);
+
+        const second = await s.recordFailure('compact', 'broken', 't2', 'Not found: data/x.lance', 'target');
+        expect(second).toMatchObject({ action: 'write', cooling: true });
+        const [c] = await s.listCooldowns();
+        expect(c).toMatchObject({ kind: 'compact', target: 'broken', failures: 2, last_task_id: 't2' });
+        expect(c!.until_ms).toBeGreaterThan(h.clock.now() + 0.9 * 600_000 - 1);
+        expect(c!.until_ms).toBeLessThanOrEqual(h.clock.now() + 600_000);
+        expect(await s.coolingTargets('compact')).toEqual(new Set(['broken']));
+        expect(await s.coolingTargets('merge_wal')).toEqual(new Set());
+      });
+
+      it('counts on after a window lapses: the next failure is N+1 with a doubled window', async () => {
+        // Short real windows so that on etcd a lease as short as the window would really expire.
+        const s = await open({ cooldown: { afterFailures: 2, baseSecs: 1, maxSecs: 3600, jitter: 0 } });
+        await s.recordFailure('merge_wal', 'broken', 't1', 'e1', 'target');
+        await s.recordFailure('merge_wal', 'broken', 't2', 'e2', 'target');
+        const first = await s.getCooldown('merge_wal', 'broken');
+        expect(first!.until_ms! - h.clock.now()).toBe(1000);
+        await h.elapse(3000);
+        expect(await s.coolingTargets('merge_wal')).toEqual(new Set());
+        const third = await s.recordFailure('merge_wal', 'broken', 't3', 'e3', 'target');
+        expect(third).toMatchObject({ action: 'write', cooling: true, windowMs: 2000, record: { failures: 3 } });
+        expect((await s.getCooldown('merge_wal', 'broken'))?.failures).toBe(3);
+      });
+
+      it('loses no count among 12 concurrent failures', async () => {
+        const s = await open({ cooldown: { afterFailures: 100 } });
+        await run(
+          Promise.all(
+            Array.from({ length: 12 }, (_, i) => s.recordFailure('compact', 'hot', `t${i}`, 'err', 'target')),
+          ),
+        );
+        expect((await s.getCooldown('compact', 'hot'))?.failures).toBe(12);
+      });
+
+      it('loses no count among 64 concurrent failures spread over 6 instances', async () => {
+        const six = await Promise.all(Array.from({ length: 6 }, () => open({ cooldown: { afterFailures: 100 } })));
+        const results = await run(
+          Promise.all(
+            Array.from({ length: 64 }, (_, i) =>
+              six[i % 6]!.recordFailure('merge_wal', 'hot', `t${i}`, 'err', 'target'),
+            ),
+          ),
+        );
+        expect(results.every((r) => r.action === 'write')).toBe(true);
+        expect((await six[0]!.getCooldown('merge_wal', 'hot'))?.failures).toBe(64);
+      });
+
+      it('counts the same task id once', async () => {
+        const s = await open({ cooldown: policy });
+        await s.recordFailure('compact', 'x', 'same', 'e', 'target');
+        const again = await s.recordFailure('compact', 'x', 'same', 'e', 'target');
+        expect(again.action).toBe('duplicate');
+        expect((await s.getCooldown('compact', 'x'))?.failures).toBe(1);
+      });
+
+      it('counts a failed finish and deletes the record on a successful one', async () => {
+        const s = await open({ cooldown: policy });
+        for (let i = 0; i < 2; i++) {
+          await s.enqueue('compact', 'flaky');
+          const f = await s.finish(await claimOrFail(s, ['compact']), {
+            ok: false,
+            error: `e${i}`,
+            errorClass: 'target',
+          });
+          expect(f.cooldown).toMatchObject({
+            type: 'failure',
+            result: { action: 'write', record: { failures: i + 1 } },
+          });
+        }
+        expect(await s.coolingTargets('compact')).toEqual(new Set(['flaky']));
+        await s.enqueue('compact', 'flaky', { source: 'manual' });
+        const ok = await s.finish(await claimOrFail(s, ['compact']), { ok: true, detail: 'fixed' });
+        expect(ok.cooldown).toEqual({ type: 'cleared', existed: true });
+        expect(await s.getCooldown('compact', 'flaky')).toBeUndefined();
+      });
+
+      it('ignores infrastructure failures unless configured to count them', async () => {
+        const s = await open({ cooldown: policy });
+        expect(await s.recordFailure('compact', 'x', 't1', 'refused', 'infrastructure')).toEqual({
+          action: 'ignore',
+          reason: 'class',
+        });
+        expect(await s.getCooldown('compact', 'x')).toBeUndefined();
+        const counting = await open({ cooldown: { ...policy, countInfrastructure: true } });
+        await counting.recordFailure('compact', 'x', 't2', 'refused', 'infrastructure');
+        expect((await s.getCooldown('compact', 'x'))?.failures).toBe(1);
+      });
+
+      it('ignores kinds outside the policy and everything when disabled', async () => {
+        const s = await open({ cooldown: { ...policy, kinds: ['compact'] } });
+        expect(await s.recordFailure('merge_wal', 'x', 't1', 'e', 'target')).toEqual({
+          action: 'ignore',
+          reason: 'kind',
+        });
+        const off = await open({ cooldown: { afterFailures: 0 } });
+        expect(await off.recordFailure('compact', 'x', 't1', 'e', 'target')).toEqual({
+          action: 'ignore',
+          reason: 'disabled',
+        });
+        expect(await s.listCooldowns({ all: true })).toEqual([]);
+      });
+
+      it('opens no window past MAX_PERCENT of the fleet, but keeps the count', async () => {
+        const s = await open({ cooldown: { afterFailures: 1, maxPercent: 25 } });
+        for (let i = 0; i < 8; i++) {
+          await s.putStats({
+            name: `s${i}`,
+            pending_wal_generations: 10,
+            fragment_count: 1,
+            row_count: 1,
+            owners: [],
+            scanned_at: 0,
+          });
+        }
+        const results = [];
+        for (let i = 0; i < 4; i++) results.push(await s.recordFailure('compact', `s${i}`, `t${i}`, 'e', 'target'));
+        expect(results.map((r) => r.action === 'write' && r.cooling)).toEqual([true, true, true, false]);
+        expect(results[3]).toMatchObject({
+          action: 'write',
+          guardOverflow: true,
+          record: { failures: 1, until_ms: null },
+        });
+        expect((await s.coolingTargets('compact')).size).toBe(3);
+      });
+
+      it('sanitises and bounds the stored last error', async () => {
+        const s = await open({ cooldown: policy });
+        await s.recordFailure('compact', 'x', 't1', `\u001b[31mred\u001b[0m\n${'y'.repeat(2000)}`, 'target');
+        const c = await s.getCooldown('compact', 'x');
+        expect(c!.last_error.length).toBeLessThanOrEqual(512);
+        // eslint-disable-next-line no-control-regex -- asserting that no control character survived
+        expect(c!.last_error).not.toMatch(/[\u0000-\u001f]/);
+        expect(c!.last_error.startsWith('red y')).toBe(true);
+      });
+
+      it('resets one record or all records of a kind', async () => {
+        const s = await open({ cooldown: { afterFailures: 1 } });
+        for (const t of ['a', 'b', 'c']) await s.recordFailure('compact', t, `t-${t}`, 'e', 'target');
+        await s.recordFailure('merge_wal', 'a', 't-m', 'e', 'target');
+        expect(await s.clearCooldown('compact', 'a')).toBe(true);
+        expect(await s.clearCooldown('compact', 'a')).toBe(false);
+        expect(await s.clearCooldowns('compact')).toBe(2);
+        expect((await s.listCooldowns()).map((c) => `${c.kind}/${c.target}`)).toEqual(['merge_wal/a']);
+      });
+    });
+  });
+}
