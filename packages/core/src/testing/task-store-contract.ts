@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClaimLostError } from '../errors.js';
+import type { Kv } from '../kv/port.js';
 import { createIdGenerator } from '../ids.js';
 import type { TaskKind } from '../model.js';
 import { seededRandom } from '../random.js';
@@ -8,7 +9,7 @@ import { type Claim, TaskStore, type TaskStoreOptions } from '../task-store.js';
 import { type KvHarness, withClockRunning } from './harness.js';
 
 /** Overrides a contract test may pass when opening a store. */
-export type StoreOverrides = Partial<Omit<TaskStoreOptions, 'kv' | 'prefix' | 'clock'>>;
+export type StoreOverrides = Partial<Omit<TaskStoreOptions, 'prefix' | 'clock'>>;
 
 /**
  * The TaskStore contract, run against any Kv adapter: dedupe, claims, target locks,
@@ -23,7 +24,7 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
     let n: number;
 
     const open = async (overrides: StoreOverrides = {}): Promise<TaskStore> => {
-      const kv = await h.connect();
+      const kv = overrides.kv ?? (await h.connect());
       const store = await TaskStore.open({
         kv,
         prefix,
@@ -132,6 +133,47 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         expect(compact.task).toMatchObject({ kind: 'compact', target: 'store-1' });
       });
 
+      it('never runs two tasks of one target at once, even when two instances race for them', async () => {
+        for (let round = 0; round < 5; round++) {
+          const [a, b] = [await open(), await open()];
+          await a.enqueue('merge_wal', `race-${round}`);
+          await a.enqueue('compact', `race-${round}`);
+          const claims = await Promise.all([a.claimNext(['merge_wal']), b.claimNext(['compact'])]);
+          expect(claims.filter(Boolean)).toHaveLength(1);
+        }
+      });
+
+      it('does not claim a task that changed between its read and the claim transaction', async () => {
+        const kv = await h.connect();
+        let interfere: (() => Promise<void>) | undefined;
+        const paused: Kv = {
+          get: (key) => kv.get(key),
+          range: (prefix, o) => kv.range(prefix, o),
+          put: (key, value, o) => kv.put(key, value, o),
+          delete: (key) => kv.delete(key),
+          deletePrefix: (prefix) => kv.deletePrefix(prefix),
+          grant: (ttl, o) => kv.grant(ttl, o),
+          watch: (prefix, listener, o) => kv.watch(prefix, listener, o),
+          revision: () => kv.revision(),
+          close: () => kv.close(),
+          txn: async (compares, success, failure) => {
+            const hook = interfere;
+            interfere = undefined;
+            if (hook) await hook();
+            return kv.txn(compares, success, failure);
+          },
+        };
+        const a = await open({ kv: paused });
+        const b = await open();
+        const { task } = await b.enqueue('compact', 'store-1');
+        interfere = async () => {
+          // Between A's read of the queued task and A's claim: B runs it to completion.
+          await b.finish(await claimOrFail(b, ['compact']), { ok: true, detail: 'by b' });
+        };
+        expect(await a.claimNext(['compact'])).toBeUndefined();
+        expect(await a.getTask(task.id)).toMatchObject({ state: 'done', detail: 'by b', attempt: 1 });
+      });
+
       it('reaches a compact queued behind 30 merge_wal with a claim filtered to compact', async () => {
         const s = await open();
         for (let i = 0; i < 30; i++) await s.enqueue('merge_wal', `m-${i}`);
@@ -200,6 +242,7 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         const claimA = await claimOrFail(a, ['compact']);
         expect(claimA.task.id).toBe(task.id);
 
+        await h.clock.advance(5000);
         await a.session.lease!.revoke();
         const recovered = await b.recoverOrphaned();
         expect(recovered).toEqual({ requeued: [task.id], failed: [] });

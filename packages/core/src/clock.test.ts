@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from './clock.js';
+
+describe('FakeClock', () => {
+  it('moves only when told, waking sleepers in deadline order', async () => {
+    const clock = new FakeClock(1000);
+    const woke: string[] = [];
+    void clock.sleep(300).then(() => woke.push(`b@${clock.now()}`));
+    void clock.sleep(100).then(() => woke.push(`a@${clock.now()}`));
+    void clock.sleep(5000).then(() => woke.push('late'));
+    await clock.advance(500);
+    expect(woke).toEqual(['a@1100', 'b@1300']);
+    expect(clock.now()).toBe(1500);
+    expect(clock.pendingSleepers).toBe(1);
+  });
+
+  it('lets a woken loop run again within the same advance', async () => {
+    const clock = new FakeClock(0);
+    const ticks: number[] = [];
+    void (async () => {
+      for (let i = 0; i < 3; i++) {
+        await clock.sleep(10);
+        ticks.push(clock.now());
+      }
+    })();
+    await clock.advance(100);
+    expect(ticks).toEqual([10, 20, 30]);
+  });
+
+  it('rejects an aborted sleep and forgets it', async () => {
+    const clock = new FakeClock(0);
+    const ctl = new AbortController();
+    const p = clock.sleep(100, ctl.signal);
+    ctl.abort(new Error('stop'));
+    await expect(p).rejects.toThrow('stop');
+    expect(clock.pendingSleepers).toBe(0);
+    await expect(clock.sleep(1, ctl.signal)).rejects.toThrow('stop');
+  });
+
+  it('refuses to move backwards', async () => {
+    const clock = new FakeClock(100);
+    await expect(clock.set(50)).rejects.toThrow(RangeError);
+  });
+});
