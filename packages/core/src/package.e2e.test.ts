@@ -97,8 +97,8 @@ describe('the packed @maintd/core tarball', () => {
       ].join('\n'),
     );
     // skipLibCheck is off: the published .d.ts files themselves must check.
-    await run(bin('tsc'), ['-p', dir], { cwd: dir }).catch((err: { stdout?: string }) => {
-      throw new Error(`tsc failed:\n${err.stdout ?? String(err)}`);
+    await run(bin('tsc'), ['-p', dir], { cwd: dir }).catch((err: Error & { stdout?: string }) => {
+      throw new Error(`tsc failed:\n${err.stdout ?? err.message}`, { cause: err });
     });
   });
 
