@@ -3,7 +3,7 @@ import { type Clock, systemClock } from './clock.js';
 import { ClaimLostError, ContentionError, CorruptRecordError, LeaseNotFoundError, ValidationError } from './errors.js';
 import { createIdGenerator } from './ids.js';
 import { type Keys, keysFor, targetFromHex } from './keys.js';
-import type { KeyValue, Kv, TxnOp } from './kv/port.js';
+import type { KeyValue, Kv, RangeResult, TxnOp } from './kv/port.js';
 import {
   type ErrorClass,
   type MasterInfo,
@@ -141,6 +141,7 @@ export interface HeldLock {
 }
 
 const QUEUE_PAGE = 256;
+const KNOWN_LIMIT = 4096;
 const SCAN_PAGE = 500;
 const DELETE_BATCH = 100;
 const ENQUEUE_ATTEMPTS = 4;
@@ -165,6 +166,12 @@ export class TaskStore {
   readonly #historyTtlMs: number;
   readonly #pruneEvery: number;
   #finishesSincePrune = 0;
+  /** Before this time no retained terminal task can reach the history TTL (from the last scan). */
+  #nextTtlDue = -Infinity;
+  /** Queue page reads in flight, by queue prefix (see #queuePage). */
+  readonly #pagesInFlight = new Map<string, Promise<RangeResult>>();
+  /** Queued records this instance wrote, with their revision (see #remember). */
+  readonly #known = new Map<string, { task: TaskRecord; modRevision: number }>();
   /** Ids a sibling claim of this instance is attempting, so concurrent pool slots don't collide. */
   readonly #attempting = new Set<string>();
 
@@ -244,7 +251,8 @@ export class TaskStore {
       { type: 'put', key: k.queue(kind, task.id), value: '' },
     ];
     if (dependsOn.length > 0) {
-      await this.#kv.txn([], writes);
+      const res = await this.#kv.txn([], writes);
+      this.#remember(task, res.revision);
       return { task, created: true };
     }
     const dedupeKey = k.dedupe(kind, target);
@@ -254,7 +262,10 @@ export class TaskStore {
         [...writes, { type: 'put', key: dedupeKey, value: task.id }],
         [{ type: 'get', key: dedupeKey }],
       );
-      if (res.succeeded) return { task, created: true };
+      if (res.succeeded) {
+        this.#remember(task, res.revision);
+        return { task, created: true };
+      }
       const held = res.results[0]?.type === 'get' ? res.results[0].kv : undefined;
       if (!held) continue;
       const existing = await this.getTask(held.value);
@@ -321,9 +332,9 @@ export class TaskStore {
     const lease = this.session.lease;
     if (!lease || kinds.length === 0) return undefined;
     const k = this.keys;
-    const locked = new Set(
-      (await this.#kv.range(`${k.prefix}/target-locks/`, { keysOnly: true })).kvs.map((kv) => kv.key),
-    );
+    // Target locks seen held during this call: later candidates on those targets are skipped
+    // without a transaction.
+    const locked = new Set<string>();
     const cursors = new Map<TaskKind, string | undefined>(kinds.map((kind) => [kind, undefined]));
     const exhausted = new Set<TaskKind>();
     const seen = new Set<string>();
@@ -334,11 +345,7 @@ export class TaskStore {
         if (exhausted.has(kind)) continue;
         const prefix = k.queuePrefix(kind);
         const from = cursors.get(kind);
-        const page = await this.#kv.range(prefix, {
-          limit: QUEUE_PAGE,
-          keysOnly: true,
-          ...(from ? { fromKey: from } : {}),
-        });
+        const page = await this.#queuePage(prefix, from);
         if (!page.more) exhausted.add(kind);
         const last = page.kvs.at(-1);
         if (last) cursors.set(kind, `${last.key}\0`);
@@ -366,47 +373,91 @@ export class TaskStore {
     return undefined;
   }
 
+  /**
+   * Reads a page of queue keys. Concurrent first-page reads of one instance (pool slots claiming
+   * at once) share a single request: the page is only a list of candidates, and every claim is
+   * re-checked by its transaction, so a read a few milliseconds old is as good as a fresh one.
+   */
+  #queuePage(prefix: string, from: string | undefined): Promise<RangeResult> {
+    const read = (): Promise<RangeResult> =>
+      this.#kv.range(prefix, { limit: QUEUE_PAGE, keysOnly: true, ...(from ? { fromKey: from } : {}) });
+    if (from) return read();
+    let pending = this.#pagesInFlight.get(prefix);
+    if (!pending) {
+      pending = read().finally(() => this.#pagesInFlight.delete(prefix));
+      this.#pagesInFlight.set(prefix, pending);
+    }
+    return pending;
+  }
+
+  /** Remembers a queued record this instance wrote, so claiming it here needs no read. */
+  #remember(task: TaskRecord, modRevision: number): void {
+    this.#known.set(task.id, { task, modRevision });
+    if (this.#known.size > KNOWN_LIMIT) {
+      const oldest = this.#known.keys().next();
+      if (!oldest.done) this.#known.delete(oldest.value);
+    }
+  }
+
   async #tryClaim(kind: TaskKind, id: string, locked: Set<string>, leaseId: string): Promise<Claim | undefined> {
     const k = this.keys;
-    const kv = await this.#kv.get(k.task(id));
-    if (!kv) return undefined;
-    const task = decode(TaskRecordSchema, kv);
-    if (task.state !== 'queued' || task.kind !== kind) return undefined;
-    const lockKey = k.targetLock(task.target);
-    if (locked.has(lockKey)) return undefined;
-    if (task.depends_on) {
-      const verdict = await this.#dependencies(task.depends_on);
-      if (verdict.state === 'wait') return undefined;
-      if (verdict.state === 'fail') {
-        await this.#failDependent(task, kv.modRevision, verdict.id);
+    let current: { task: TaskRecord; modRevision: number } | undefined = this.#known.get(id);
+    this.#known.delete(id);
+    const fromCache = current !== undefined;
+    if (!current) {
+      const kv = await this.#kv.get(k.task(id));
+      if (!kv) return undefined;
+      current = { task: decode(TaskRecordSchema, kv), modRevision: kv.modRevision };
+    }
+    // At most twice: once more only when a remembered record turned out stale.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const { task, modRevision }: { task: TaskRecord; modRevision: number } = current;
+      if (task.state !== 'queued' || task.kind !== kind) return undefined;
+      const lockKey = k.targetLock(task.target);
+      if (locked.has(lockKey)) return undefined;
+      if (task.depends_on) {
+        const verdict = await this.#dependencies(task.depends_on);
+        if (verdict.state === 'wait') return undefined;
+        if (verdict.state === 'fail') {
+          await this.#failDependent(task, modRevision, verdict.id);
+          return undefined;
+        }
+      }
+      const running: TaskRecord = {
+        ...task,
+        state: 'running',
+        started_at: this.#clock.now(),
+        attempt: task.attempt + 1,
+        owner: this.masterId,
+      };
+      const res = await this.#kv.txn(
+        [
+          { key: k.task(id), target: 'modRevision', op: '==', value: modRevision },
+          { key: k.queue(kind, id), target: 'version', op: '>', value: 0 },
+          { key: k.claim(id), target: 'version', op: '==', value: 0 },
+          { key: lockKey, target: 'version', op: '==', value: 0 },
+        ],
+        [
+          { type: 'put', key: k.task(id), value: encodeTask(running) },
+          { type: 'delete', key: k.queue(kind, id) },
+          { type: 'put', key: k.running(id), value: this.masterId },
+          { type: 'put', key: k.claim(id), value: this.masterId, lease: leaseId },
+          { type: 'put', key: lockKey, value: id, lease: leaseId },
+        ],
+        [
+          { type: 'get', key: lockKey },
+          { type: 'get', key: k.task(id) },
+        ],
+      );
+      if (res.succeeded) return { task: running, revision: res.revision, leaseId };
+      const [lock, fresh] = res.results;
+      if (lock?.type === 'get' && lock.kv && lock.kv.value !== id) locked.add(lockKey);
+      if (!fromCache || attempt > 0 || fresh?.type !== 'get' || !fresh.kv || fresh.kv.modRevision === modRevision) {
         return undefined;
       }
+      current = { task: decode(TaskRecordSchema, fresh.kv), modRevision: fresh.kv.modRevision };
     }
-    const now = this.#clock.now();
-    const running: TaskRecord = {
-      ...task,
-      state: 'running',
-      started_at: now,
-      attempt: task.attempt + 1,
-      owner: this.masterId,
-    };
-    const res = await this.#kv.txn(
-      [
-        { key: k.task(id), target: 'modRevision', op: '==', value: kv.modRevision },
-        { key: k.queue(kind, id), target: 'version', op: '>', value: 0 },
-        { key: k.claim(id), target: 'version', op: '==', value: 0 },
-        { key: lockKey, target: 'version', op: '==', value: 0 },
-      ],
-      [
-        { type: 'put', key: k.task(id), value: encodeTask(running) },
-        { type: 'delete', key: k.queue(kind, id) },
-        { type: 'put', key: k.running(id), value: this.masterId },
-        { type: 'put', key: k.claim(id), value: this.masterId, lease: leaseId },
-        { type: 'put', key: lockKey, value: id, lease: leaseId },
-      ],
-    );
-    if (!res.succeeded) return undefined;
-    return { task: running, revision: res.revision, leaseId };
+    return undefined;
   }
 
   async #dependencies(
@@ -487,7 +538,7 @@ export class TaskStore {
     let pruned = 0;
     if (++this.#finishesSincePrune >= this.#pruneEvery) {
       this.#finishesSincePrune = 0;
-      pruned = await this.pruneHistory().catch(() => 0);
+      pruned = await this.#maybePrune().catch(() => 0);
     }
     return { task: record, cooldown, pruned };
   }
@@ -549,6 +600,25 @@ export class TaskStore {
   }
 
   /**
+   * Scans history only when it can hold something to prune: terminal tasks (counted cheaply as
+   * all minus queued minus running) past the limit plus a 10% slack, or a TTL expiry due. So the
+   * amortised cost per finish stays a few count reads, not a scan.
+   */
+  async #maybePrune(): Promise<number> {
+    if (this.#clock.now() < this.#nextTtlDue) {
+      const k = this.keys;
+      const [all, queued, running] = await Promise.all([
+        this.#kv.range(k.tasksPrefix, { countOnly: true }),
+        this.#kv.range(k.queuePrefix(), { countOnly: true }),
+        this.#kv.range(k.runningPrefix, { countOnly: true }),
+      ]);
+      const terminal = all.count - queued.count - running.count;
+      if (terminal <= this.#historyLimit + Math.floor(this.#historyLimit / 10)) return 0;
+    }
+    return this.pruneHistory();
+  }
+
+  /**
    * Deletes terminal tasks beyond the newest `historyLimit` or older than the history TTL. Never
    * touches active tasks or a terminal task that an active task depends on.
    */
@@ -566,6 +636,9 @@ export class TaskStore {
     const doomed = terminal
       .filter((t, i) => (i >= this.#historyLimit || t.at <= cutoff) && !protectedIds.has(t.id))
       .map((t) => t.id);
+    const doomedSet = new Set(doomed);
+    const oldestKept = terminal.reduce((min, t) => (doomedSet.has(t.id) ? min : Math.min(min, t.at)), Infinity);
+    this.#nextTtlDue = this.#historyTtlMs > 0 ? oldestKept + this.#historyTtlMs : Infinity;
     for (let i = 0; i < doomed.length; i += DELETE_BATCH) {
       const batch = doomed.slice(i, i + DELETE_BATCH);
       await this.#kv.txn(

@@ -1,0 +1,122 @@
+/**
+ * pnpm bench:core — task lifecycle and cooldown throughput against a real etcd, reported as
+ * ratios to raw etcd CAS transactions measured in the same run (shared machines are noisy;
+ * absolute numbers are not comparable across runs, ratios are).
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Etcd3 } from 'etcd3';
+import { EtcdKv, TaskStore } from '@maintd/core';
+import { startEtcd } from '@maintd/core/testing';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const CONCURRENCY = [1, 16, 64];
+
+async function timed(workers: number, seconds: number, op: (worker: number) => Promise<void>): Promise<{ rate: number; lat: number[] }> {
+  const end = performance.now() + seconds * 1000;
+  const lat: number[] = [];
+  let done = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      while (performance.now() < end) {
+        const s = performance.now();
+        await op(w);
+        lat.push(performance.now() - s);
+        done++;
+      }
+    }),
+  );
+  return { rate: done / ((performance.now() - t0) / 1000), lat };
+}
+
+const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+
+async function rawCas(endpoints: string[], workers: number): Promise<number> {
+  const client = new Etcd3({ hosts: endpoints });
+  const prefix = `/bench/raw/${randomUUID()}`;
+  const revs = new Map<number, string>();
+  for (let w = 0; w < workers; w++) {
+    const res = await client.put(`${prefix}/${w}`).value('0').exec();
+    revs.set(w, res.header.revision);
+  }
+  const r = await timed(workers, SECONDS, async (w) => {
+    const key = `${prefix}/${w}`;
+    const res = await client.if(key, 'Mod', '==', revs.get(w)!).then(client.put(key).value('x')).commit();
+    if (!res.succeeded) throw new Error('raw CAS lost its own key');
+    revs.set(w, res.header.revision);
+  });
+  await client.delete().prefix(prefix).exec();
+  client.close();
+  return r.rate;
+}
+
+async function lifecycle(endpoints: string[], workers: number): Promise<number> {
+  const kv = new EtcdKv({ endpoints });
+  const prefix = `/bench/life/${randomUUID()}`;
+  const store = await TaskStore.open({ kv, prefix, masterId: 'bench' });
+  let n = 0;
+  const r = await timed(workers, SECONDS, async () => {
+    await store.enqueue('compact', `s-${n++}`);
+    for (;;) {
+      const claim = await store.claimNext(['compact']);
+      if (claim) {
+        await store.finish(claim, { ok: true, detail: 'ok' });
+        return;
+      }
+    }
+  });
+  await store.close();
+  await kv.deletePrefix(`${prefix}/`);
+  await kv.close();
+  return r.rate;
+}
+
+async function contendedCooldown(endpoints: string[]): Promise<{ counted: number; p50: number; p99: number; conflicts: number }> {
+  const prefix = `/bench/cool/${randomUUID()}`;
+  const kvs = Array.from({ length: 6 }, () => new EtcdKv({ endpoints }));
+  const stores = await Promise.all(
+    kvs.map((kv, i) => TaskStore.open({ kv, prefix, masterId: `m${i}`, cooldown: { afterFailures: 1000 } })),
+  );
+  const lat: number[] = [];
+  let conflicts = 0;
+  await Promise.all(
+    Array.from({ length: 64 }, async (_, i) => {
+      const s = performance.now();
+      const r = await stores[i % 6]!.recordFailure('merge_wal', 'hot', `t${i}`, 'boom', 'target');
+      lat.push(performance.now() - s);
+      if (r.action === 'write') conflicts += r.conflicts;
+    }),
+  );
+  const counted = (await stores[0]!.getCooldown('merge_wal', 'hot'))?.failures ?? 0;
+  for (const s of stores) await s.close();
+  await kvs[0]!.deletePrefix(`${prefix}/`);
+  for (const kv of kvs) await kv.close();
+  return { counted, p50: pct(lat, 50), p99: pct(lat, 99), conflicts };
+}
+
+const given = process.env.ETCD_ENDPOINTS?.split(',').filter(Boolean);
+const etcd = given ? undefined : await startEtcd();
+const endpoints = given ?? [etcd!.clientUrl];
+try {
+  console.log(`maintd core benchmark — ${SECONDS}s per case, etcd at ${endpoints.join(',')}`);
+  console.log('');
+  console.log('| concurrency | raw etcd CAS txn/s | lifecycles/s (enqueue→claim→finish) | ratio = 3 × lifecycle / raw |');
+  console.log('|---:|---:|---:|---:|');
+  for (const c of CONCURRENCY) {
+    const raw = await rawCas(endpoints, c);
+    const life = await lifecycle(endpoints, c);
+    console.log(`| ${c} | ${raw.toFixed(0)} | ${life.toFixed(0)} | ${((3 * life) / raw).toFixed(2)} |`);
+  }
+  const cd = await contendedCooldown(endpoints);
+  console.log('');
+  console.log('| 64 concurrent recordFailure, one target, 6 instances | counted | CAS conflicts | p50 ms | p99 ms |');
+  console.log('|---|---:|---:|---:|---:|');
+  console.log(`| | ${cd.counted}/64 | ${cd.conflicts} | ${cd.p50.toFixed(1)} | ${cd.p99.toFixed(1)} |`);
+  if (cd.counted !== 64) process.exitCode = 1;
+} finally {
+  await etcd?.stop();
+}
