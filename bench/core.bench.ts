@@ -12,7 +12,11 @@ import { startEtcd } from '@maintd/core/testing';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONCURRENCY = [1, 16, 64];
 
-async function timed(workers: number, seconds: number, op: (worker: number) => Promise<void>): Promise<{ rate: number; lat: number[] }> {
+async function timed(
+  workers: number,
+  seconds: number,
+  op: (worker: number) => Promise<void>,
+): Promise<{ rate: number; lat: number[] }> {
   const end = performance.now() + seconds * 1000;
   const lat: number[] = [];
   let done = 0;
@@ -75,7 +79,9 @@ async function lifecycle(endpoints: string[], workers: number): Promise<number> 
   return r.rate;
 }
 
-async function contendedCooldown(endpoints: string[]): Promise<{ counted: number; p50: number; p99: number; conflicts: number }> {
+async function contendedCooldown(
+  endpoints: string[],
+): Promise<{ counted: number; p50: number; p99: number; conflicts: number }> {
   const prefix = `/bench/cool/${randomUUID()}`;
   const kvs = Array.from({ length: 6 }, () => new EtcdKv({ endpoints }));
   const stores = await Promise.all(
@@ -104,7 +110,9 @@ const endpoints = given ?? [etcd!.clientUrl];
 try {
   console.log(`maintd core benchmark — ${SECONDS}s per case, etcd at ${endpoints.join(',')}`);
   console.log('');
-  console.log('| concurrency | raw etcd CAS txn/s | lifecycles/s (enqueue→claim→finish) | ratio = 3 × lifecycle / raw |');
+  console.log(
+    '| concurrency | raw etcd CAS txn/s | lifecycles/s (enqueue→claim→finish) | ratio = 3 × lifecycle / raw |',
+  );
   console.log('|---:|---:|---:|---:|');
   for (const c of CONCURRENCY) {
     const raw = await rawCas(endpoints, c);

@@ -172,6 +172,8 @@ export class TaskStore {
   readonly #pagesInFlight = new Map<string, Promise<RangeResult>>();
   /** Queued records this instance wrote, with their revision (see #remember). */
   readonly #known = new Map<string, { task: TaskRecord; modRevision: number }>();
+  /** Ids of claims handed to callers and not yet finished. */
+  readonly #held = new Set<string>();
   /** Ids a sibling claim of this instance is attempting, so concurrent pool slots don't collide. */
   readonly #attempting = new Set<string>();
 
@@ -449,7 +451,10 @@ export class TaskStore {
           { type: 'get', key: k.task(id) },
         ],
       );
-      if (res.succeeded) return { task: running, revision: res.revision, leaseId };
+      if (res.succeeded) {
+        this.#held.add(id);
+        return { task: running, revision: res.revision, leaseId };
+      }
       const [lock, fresh] = res.results;
       if (lock?.type === 'get' && lock.kv && lock.kv.value !== id) locked.add(lockKey);
       if (!fromCache || attempt > 0 || fresh?.type !== 'get' || !fresh.kv || fresh.kv.modRevision === modRevision) {
@@ -521,6 +526,8 @@ export class TaskStore {
       [{ key: k.claim(t.id), target: 'createRevision', op: '==', value: claim.revision }],
       ops,
     );
+    // Settled either way; an error above (no reply) leaves the claim held, so a retry can finish it.
+    this.#held.delete(t.id);
     if (!res.succeeded) throw new ClaimLostError(t.id);
 
     let cooldown: CooldownEffect;
@@ -553,7 +560,16 @@ export class TaskStore {
     const requeued: string[] = [];
     const failed: string[] = [];
     const claimed = new Set<string>();
-    for await (const kv of this.#scan(k.claimsPrefix, false, true)) claimed.add(kv.key.slice(k.claimsPrefix.length));
+    const lease = this.session.lease;
+    for await (const kv of this.#scan(k.claimsPrefix)) {
+      const id = kv.key.slice(k.claimsPrefix.length);
+      // A claim under our own live session that no caller holds: its transaction committed but
+      // the reply was lost (etcd timeout). Nobody would ever finish it, so release it here.
+      if (lease && kv.lease === lease.id && kv.value === this.masterId && !this.#held.has(id)) {
+        if (await this.#releaseStrayClaim(id, kv.createRevision)) continue;
+      }
+      claimed.add(id);
+    }
     const orphans: string[] = [];
     for await (const kv of this.#scan(k.runningPrefix, false, true)) {
       const id = kv.key.slice(k.runningPrefix.length);
@@ -597,6 +613,21 @@ export class TaskStore {
       if (res.succeeded) (giveUp ? failed : requeued).push(id);
     }
     return { requeued, failed };
+  }
+
+  async #releaseStrayClaim(id: string, createRevision: number): Promise<boolean> {
+    const k = this.keys;
+    const task = await this.getTask(id);
+    const ops: TxnOp[] = [{ type: 'delete', key: k.claim(id) }];
+    if (task) ops.push({ type: 'delete', key: k.targetLock(task.target) });
+    const res = await this.#kv.txn(
+      [
+        { key: k.claim(id), target: 'createRevision', op: '==', value: createRevision },
+        ...(task ? [{ key: k.targetLock(task.target), target: 'value' as const, op: '==' as const, value: id }] : []),
+      ],
+      ops,
+    );
+    return res.succeeded;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ClaimLostError } from '../errors.js';
+import { ClaimLostError, StoreUnavailableError } from '../errors.js';
 import type { Kv } from '../kv/port.js';
 import { createIdGenerator } from '../ids.js';
 import type { TaskKind } from '../model.js';
@@ -265,6 +265,41 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         expect((await a.getTask(task.id))?.state).toBe('running');
         await b.finish(claimB, { ok: true, detail: 'done by b' });
         expect(await a.getTask(task.id)).toMatchObject({ state: 'done', detail: 'done by b' });
+      });
+
+      it('releases its own claim whose transaction committed but whose reply was lost', async () => {
+        const kv = await h.connect();
+        let dropReply = false;
+        const lossy: Kv = {
+          get: (key) => kv.get(key),
+          range: (prefix, o) => kv.range(prefix, o),
+          put: (key, value, o) => kv.put(key, value, o),
+          delete: (key) => kv.delete(key),
+          deletePrefix: (prefix) => kv.deletePrefix(prefix),
+          grant: (ttl, o) => kv.grant(ttl, o),
+          watch: (prefix, listener, o) => kv.watch(prefix, listener, o),
+          revision: () => kv.revision(),
+          close: () => kv.close(),
+          txn: async (compares, success, failure) => {
+            const res = await kv.txn(compares, success, failure);
+            if (dropReply) {
+              dropReply = false;
+              throw new StoreUnavailableError('etcd unavailable: deadline exceeded');
+            }
+            return res;
+          },
+        };
+        const a = await open({ kv: lossy });
+        const { task } = await a.enqueue('compact', 'store-1');
+        dropReply = true;
+        await expect(a.claimNext(['compact'])).rejects.toBeInstanceOf(StoreUnavailableError);
+        expect((await a.getTask(task.id))?.state).toBe('running');
+        expect(await a.recoverOrphaned()).toEqual({ requeued: [task.id], failed: [] });
+        const again = await claimOrFail(a, ['compact']);
+        expect(again.task).toMatchObject({ id: task.id, attempt: 2 });
+        // A claim the caller does hold is left alone.
+        expect(await a.recoverOrphaned()).toEqual({ requeued: [], failed: [] });
+        await a.finish(again, { ok: true, detail: 'ok' });
       });
 
       it('renews a lost session and claims again under the new lease', async () => {
