@@ -774,10 +774,23 @@ export class TaskStore {
 
   // ---------------------------------------------------------------- stats
 
-  /** Writes a store's stats row. */
-  async putStats(row: StoreStats): Promise<void> {
-    const valid = parseInput(StoreStatsSchema, row, 'stats');
-    await this.#kv.put(this.keys.stats(valid.name), JSON.stringify(valid));
+  /** Writes stats rows, batched within etcd's per-transaction operation limit. */
+  async putStats(rows: readonly StoreStats[]): Promise<void> {
+    const valid = rows.map((row, i) => parseInput(StoreStatsSchema, row, `stats[${i}]`));
+    for (let i = 0; i < valid.length; i += DELETE_BATCH) {
+      await this.#kv.txn(
+        [],
+        valid
+          .slice(i, i + DELETE_BATCH)
+          .map((row) => ({ type: 'put' as const, key: this.keys.stats(row.name), value: JSON.stringify(row) })),
+      );
+    }
+  }
+
+  /** One store's stats row. */
+  async getStats(name: string): Promise<StoreStats | undefined> {
+    const kv = await this.#kv.get(this.keys.stats(name));
+    return kv ? decode(StoreStatsSchema, kv) : undefined;
   }
 
   /** Every stats row, in key order. */
@@ -787,9 +800,28 @@ export class TaskStore {
     return out;
   }
 
-  /** Deletes a store's stats row. */
-  async deleteStats(name: string): Promise<boolean> {
-    return (await this.#kv.delete(this.keys.stats(name))) > 0;
+  /** Deletes stats rows; returns how many existed. */
+  async deleteStats(names: readonly string[]): Promise<number> {
+    let deleted = 0;
+    for (let i = 0; i < names.length; i += DELETE_BATCH) {
+      const res = await this.#kv.txn(
+        [],
+        names.slice(i, i + DELETE_BATCH).map((name) => ({ type: 'delete' as const, key: this.keys.stats(name) })),
+      );
+      for (const r of res.results) if (r.type === 'delete') deleted += r.deleted;
+    }
+    return deleted;
+  }
+
+  /**
+   * Targets with an active (queued or running) dependency-free task of `kind`, from one
+   * keys-only read of the dedupe keys: what a sweep would only dedupe against.
+   */
+  async activeTargets(kind: TaskKind): Promise<Set<string>> {
+    const prefix = `${this.keys.dedupePrefix}${kind}/`;
+    const out = new Set<string>();
+    for await (const kv of this.#scan(prefix, false, true)) out.add(targetFromHex(kv.key.slice(prefix.length)));
+    return out;
   }
 
   // ---------------------------------------------------------------- coordination

@@ -384,6 +384,43 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
       });
     });
 
+    describe('stats', () => {
+      it('writes, reads, lists and deletes stats rows in batches past the transaction limit', async () => {
+        const s = await open();
+        const rows = Array.from({ length: 250 }, (_, i) => ({
+          name: `store-${String(i).padStart(3, '0')}`,
+          pending_wal_generations: i,
+          fragment_count: 1,
+          row_count: 10,
+          owners: ['http://w1'],
+          scanned_at: 1,
+        }));
+        await s.putStats(rows);
+        expect(await s.getStats('store-007')).toEqual(rows[7]);
+        expect((await s.listStats()).map((r) => r.name)).toEqual(rows.map((r) => r.name).sort());
+        expect(
+          await s.deleteStats(
+            rows
+              .slice(0, 200)
+              .map((r) => r.name)
+              .concat('nope'),
+          ),
+        ).toBe(200);
+        expect(await s.listStats()).toHaveLength(50);
+        await expect(s.putStats([{ ...rows[0]!, name: '../etc' }])).rejects.toMatchObject({ field: 'stats[0].name' });
+      });
+
+      it('lists the targets with an active task of a kind', async () => {
+        const s = await open();
+        await s.enqueue('merge_wal', 'a');
+        await s.enqueue('merge_wal', 'b');
+        await s.enqueue('compact', 'c');
+        await s.finish(await claimOrFail(s, ['merge_wal']), { ok: true, detail: 'ok' });
+        expect(await s.activeTargets('merge_wal')).toEqual(new Set(['b']));
+        expect(await s.activeTargets('compact')).toEqual(new Set(['c']));
+      });
+    });
+
     describe('coordination', () => {
       it('runs a periodic job exactly once per interval among 6 contending instances', async () => {
         const six = await Promise.all(Array.from({ length: 6 }, () => open()));
@@ -525,14 +562,16 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
       it('opens no window past MAX_PERCENT of the fleet, but keeps the count', async () => {
         const s = await open({ cooldown: { afterFailures: 1, maxPercent: 25 } });
         for (let i = 0; i < 8; i++) {
-          await s.putStats({
-            name: `s${i}`,
-            pending_wal_generations: 10,
-            fragment_count: 1,
-            row_count: 1,
-            owners: [],
-            scanned_at: 0,
-          });
+          await s.putStats([
+            {
+              name: `s${i}`,
+              pending_wal_generations: 10,
+              fragment_count: 1,
+              row_count: 1,
+              owners: [],
+              scanned_at: 0,
+            },
+          ]);
         }
         const results = [];
         for (let i = 0; i < 4; i++) results.push(await s.recordFailure('compact', `s${i}`, `t${i}`, 'e', 'target'));

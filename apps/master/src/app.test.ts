@@ -1,0 +1,229 @@
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { FakeClock, type TestMaster, jsonBody, openMaster } from '../test/harness.js';
+
+const endpoints = inject('etcdEndpoints');
+
+describe('HTTP API', () => {
+  let m: TestMaster;
+  let clock: FakeClock;
+
+  beforeEach(async () => {
+    clock = new FakeClock();
+    m = await openMaster(endpoints, clock);
+  });
+  afterEach(async () => {
+    await m.close();
+  });
+
+  const keyCount = async (): Promise<number> => (await m.kv.range(`${m.config.etcd.prefix}/`, { countOnly: true })).count;
+
+  it('enqueues a manual task with 202 and answers a dedupe hit with 200 and the same record', async () => {
+    const first = await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'store-1' }));
+    expect(first.status).toBe(202);
+    const task = (await first.json()) as { id: string; state: string; source: string };
+    expect(task).toMatchObject({ state: 'queued', source: 'manual', kind: 'compact', target: 'store-1' });
+    const again = await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'store-1' }));
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(task);
+
+    const one = await m.request(`/api/v1/tasks/${task.id}`);
+    expect(await one.json()).toEqual(task);
+    const list = (await (await m.request('/api/v1/tasks?limit=10')).json()) as { tasks: unknown[]; total: number };
+    expect(list).toMatchObject({ total: 1, next_cursor: null });
+    expect(list.tasks).toEqual([task]);
+    const metrics = await (await m.request('/metrics')).text();
+    expect(metrics).toContain('master_task_enqueued_total{kind="compact",source="manual"} 1');
+  });
+
+  it('pages tasks newest first with a cursor, and filters them', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await m.request('/api/v1/tasks', jsonBody({ kind: i % 2 ? 'merge_wal' : 'compact', target: `s${i}` }));
+      ids.push(((await res.json()) as { id: string }).id);
+      await clock.advance(1);
+    }
+    const p1 = (await (await m.request('/api/v1/tasks?limit=2')).json()) as { tasks: { id: string }[]; next_cursor: string };
+    expect(p1.tasks.map((t) => t.id)).toEqual([ids[4], ids[3]]);
+    const p2 = (await (await m.request(`/api/v1/tasks?limit=2&cursor=${p1.next_cursor}`)).json()) as {
+      tasks: { id: string }[];
+      next_cursor: string | null;
+    };
+    expect(p2.tasks.map((t) => t.id)).toEqual([ids[2], ids[1]]);
+    const merges = (await (await m.request('/api/v1/tasks?kind=merge_wal')).json()) as { tasks: { id: string }[]; total: number };
+    expect(merges.total).toBe(2);
+    expect(merges.tasks.map((t) => t.id)).toEqual([ids[3], ids[1]]);
+  });
+
+  it('lists, resets one and bulk-resets cooldowns', async () => {
+    await m.store.recordFailure('merge_wal', 'broken', 't1', 'boom', 'target');
+    for (let i = 0; i < 3; i++) await m.store.recordFailure('compact', `c${i}`, `x${i}`, 'boom', 'target');
+    for (let i = 0; i < 3; i++) await m.store.recordFailure('compact', 'c0', `y${i}`, 'boom', 'target');
+    const active = (await (await m.request('/api/v1/scheduler/cooldowns')).json()) as { target: string }[];
+    expect(active.map((c) => c.target)).toEqual(['c0']);
+    const all = (await (await m.request('/api/v1/scheduler/cooldowns?all=true')).json()) as unknown[];
+    expect(all).toHaveLength(4);
+    expect((await m.request('/api/v1/scheduler/cooldowns?kind=merge_wal&all=1')).status).toBe(200);
+
+    const del = await m.request('/api/v1/scheduler/cooldowns/compact/c0', { method: 'DELETE' });
+    expect(await del.json()).toEqual({ deleted: 1 });
+    const missing = await m.request('/api/v1/scheduler/cooldowns/compact/c0', { method: 'DELETE' });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ error: "no cooldown for compact 'c0'" });
+    const bulk = await m.request('/api/v1/scheduler/cooldowns?kind=compact', { method: 'DELETE' });
+    expect(await bulk.json()).toEqual({ deleted: 2 });
+    expect(await (await m.request('/metrics')).text()).toContain('master_cooldown_cleared_total{kind="compact",reason="operator"} 3');
+  });
+
+  it('serves stores with their cooldown state, searched and paged', async () => {
+    await m.store.putStats(
+      ['alpha', 'beta', 'gamma', 'alphabet'].map((name, i) => ({
+        name,
+        pending_wal_generations: i,
+        fragment_count: 1,
+        row_count: 1,
+        owners: ['http://w'],
+        scanned_at: 0,
+      })),
+    );
+    await m.store.recordFailure('compact', 'beta', 't', 'boom', 'target');
+    const page = (await (await m.request('/api/v1/stores?limit=2')).json()) as {
+      stores: { name: string; cooldowns: { failures: number }[] }[];
+      total: number;
+      next_cursor: string;
+    };
+    expect(page.stores.map((s) => s.name)).toEqual(['alpha', 'alphabet']);
+    expect(page.total).toBe(4);
+    const next = (await (await m.request(`/api/v1/stores?limit=2&cursor=${page.next_cursor}`)).json()) as typeof page;
+    expect(next.stores.map((s) => [s.name, s.cooldowns.length])).toEqual([
+      ['beta', 1],
+      ['gamma', 0],
+    ]);
+    const search = (await (await m.request('/api/v1/stores?search=ALPHA')).json()) as typeof page;
+    expect(search.total).toBe(2);
+  });
+
+  it('serves health, readiness, masters, workers, metrics and the OpenAPI document', async () => {
+    expect(await (await m.request('/healthz')).json()).toEqual({ status: 'ok' });
+    const ready = await m.request('/readyz');
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ ready: true, store: 'ok', session: 'held' });
+    const masters = (await (await m.request('/api/v1/masters')).json()) as { masters: { id: string }[] };
+    expect(masters.masters.map((x) => x.id)).toEqual([m.config.masterId]);
+    expect(await (await m.request('/api/v1/workers')).json()).toEqual({ workers: [] });
+    const metrics = await m.request('/metrics');
+    expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await metrics.text();
+    expect(text).toContain('process_cpu_user_seconds_total');
+    expect(text).toContain('http_requests_total{method="GET",route="/readyz",status="200"} 1');
+    const doc = (await (await m.request('/api/v1/openapi.json')).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths).sort()).toEqual(
+      [
+        '/api/v1/masters',
+        '/api/v1/scheduler/cooldowns',
+        '/api/v1/scheduler/cooldowns/{kind}/{target}',
+        '/api/v1/stores',
+        '/api/v1/tasks',
+        '/api/v1/tasks/{id}',
+        '/api/v1/workers',
+      ].sort(),
+    );
+  });
+
+  it('answers 404 with the task id for an unknown task', async () => {
+    const id = '01900000-0000-7000-8000-000000000000';
+    const res = await m.request(`/api/v1/tasks/${id}`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: `task '${id}' not found` });
+  });
+
+  const post = (body: string | object, headers: Record<string, string> = {}): RequestInit => ({
+    method: 'POST',
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+  const badRequests: [string, string, RequestInit | undefined, number, RegExp][] = [
+    ['malformed JSON', '/api/v1/tasks', post('{"kind": "compact", '), 400, /JSON/],
+    ['a JSON array body', '/api/v1/tasks', post('[]'), 400, /body|expected object/],
+    ['an empty body', '/api/v1/tasks', post(''), 400, /JSON|body/],
+    ['an unknown kind', '/api/v1/tasks', post({ kind: 'index_id', target: 'x' }), 400, /kind/],
+    ['a missing kind', '/api/v1/tasks', post({ target: 'x' }), 400, /kind/],
+    ['a missing target', '/api/v1/tasks', post({ kind: 'compact' }), 400, /target/],
+    ['a numeric target', '/api/v1/tasks', post({ kind: 'compact', target: 42 }), 400, /target/],
+    ['an empty target', '/api/v1/tasks', post({ kind: 'compact', target: '' }), 400, /target/],
+    ['a 300-char target', '/api/v1/tasks', post({ kind: 'compact', target: 'a'.repeat(300) }), 400, /target/],
+    ['a path-traversal target', '/api/v1/tasks', post({ kind: 'compact', target: '../x' }), 400, /target/],
+    ['a target with a slash', '/api/v1/tasks', post({ kind: 'compact', target: 'a/b' }), 400, /target/],
+    ['a target with control characters', '/api/v1/tasks', post({ kind: 'compact', target: 'a\u001b[2Jb' }), 400, /target/],
+    ['a target with a space', '/api/v1/tasks', post({ kind: 'compact', target: 'a b' }), 400, /target/],
+    ['depends_on not an array', '/api/v1/tasks', post({ kind: 'compact', target: 'x', depends_on: 'abc' }), 400, /depends_on/],
+    ['depends_on with a non-id', '/api/v1/tasks', post({ kind: 'compact', target: 'x', depends_on: ['nope'] }), 400, /depends_on/],
+    ['an unknown field', '/api/v1/tasks', post({ kind: 'compact', target: 'x', priority: 1 }), 400, /priority/],
+    ['a body over 16 KiB', '/api/v1/tasks', post({ kind: 'compact', target: 'x', pad: 'y'.repeat(17_000) }), 413, /16384/],
+    ['a malformed task id', '/api/v1/tasks/not-a-uuid', undefined, 400, /id/],
+    ['limit 0', '/api/v1/tasks?limit=0', undefined, 400, /limit/],
+    ['limit 1000', '/api/v1/tasks?limit=1000', undefined, 400, /limit/],
+    ['a non-numeric limit', '/api/v1/tasks?limit=abc', undefined, 400, /limit/],
+    ['a bad cursor', '/api/v1/tasks?cursor=../../x', undefined, 400, /cursor/],
+    ['an unknown state filter', '/api/v1/tasks?state=cancelled', undefined, 400, /state/],
+    ['an unknown kind filter', '/api/v1/scheduler/cooldowns?kind=repair', undefined, 400, /kind/],
+    ['a non-boolean all', '/api/v1/scheduler/cooldowns?all=maybe', undefined, 400, /all/],
+    ['reset of an unknown kind', '/api/v1/scheduler/cooldowns/repair/x', { method: 'DELETE' }, 400, /kind/],
+    ['reset of an invalid target', '/api/v1/scheduler/cooldowns/compact/.hidden', { method: 'DELETE' }, 400, /target/],
+    ['reset of an unknown cooldown', '/api/v1/scheduler/cooldowns/compact/never-failed', { method: 'DELETE' }, 404, /no cooldown/],
+    ['a bad store search', '/api/v1/stores?search=%1b%5b2J', undefined, 400, /search/],
+    ['a bad store cursor', '/api/v1/stores?cursor=a%2Fb', undefined, 400, /cursor/],
+    ['an unknown route', '/api/v1/nope', undefined, 404, /no route/],
+  ];
+
+  it.each(badRequests)('rejects %s with a 4xx naming the problem and writes nothing', async (_name, path, init, status, message) => {
+    const before = await keyCount();
+    const res = await m.request(path, init);
+    expect(res.status).toBe(status);
+    const body = (await res.json()) as { error: string };
+    expect(Object.keys(body)).toEqual(['error']);
+    expect(body.error).toMatch(message);
+    expect(await keyCount()).toBe(before);
+  });
+
+  it('has at least 25 bad-request cases', () => {
+    expect(badRequests.length).toBeGreaterThanOrEqual(25);
+  });
+});
+
+describe('API authorisation', () => {
+  it('requires the bearer token for mutations when MASTER_API_TOKEN is set, but not for reads', async () => {
+    const m = await openMaster(endpoints, new FakeClock(), { apiToken: 's3cret-token' });
+    try {
+      const body = { kind: 'compact', target: 'store-1' };
+      expect((await m.request('/api/v1/tasks', jsonBody(body))).status).toBe(401);
+      expect((await m.request('/api/v1/tasks', jsonBody(body, { authorization: 'Bearer wrong' }))).status).toBe(401);
+      const denied = await m.request('/api/v1/scheduler/cooldowns', { method: 'DELETE' });
+      expect(denied.status).toBe(401);
+      expect(JSON.stringify(await denied.json())).not.toContain('s3cret');
+      expect((await m.request('/api/v1/tasks', jsonBody(body, { authorization: 'Bearer s3cret-token' }))).status).toBe(202);
+      expect((await m.request('/api/v1/tasks')).status).toBe(200);
+      // A non-loopback client with the right token is fine too.
+      const remote = { incoming: { socket: { remoteAddress: '10.1.2.3' } } };
+      const res = await m.app.request('/api/v1/tasks', jsonBody({ kind: 'merge_wal', target: 'x' }, { authorization: 'Bearer s3cret-token' }), remote);
+      expect(res.status).toBe(202);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('lets only loopback clients mutate when no token is set', async () => {
+    const m = await openMaster(endpoints, new FakeClock());
+    try {
+      const remote = { incoming: { socket: { remoteAddress: '10.1.2.3' } } };
+      const res = await m.app.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'x' }), remote);
+      expect(res.status).toBe(403);
+      expect((await m.app.request('/api/v1/tasks', {}, remote)).status).toBe(200);
+      const v6 = { incoming: { socket: { remoteAddress: '::1' } } };
+      expect((await m.app.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'x' }), v6)).status).toBe(202);
+      const mapped = { incoming: { socket: { remoteAddress: '::ffff:127.0.0.1' } } };
+      expect((await m.app.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'x' }), mapped)).status).toBe(200);
+    } finally {
+      await m.close();
+    }
+  });
+});

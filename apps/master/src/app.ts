@@ -1,0 +1,472 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import {
+  ClaimLostError,
+  type Clock,
+  ClosedError,
+  ContentionError,
+  type Kv,
+  MasterInfoSchema,
+  StoreStatsSchema,
+  StoreUnavailableError,
+  TargetSchema,
+  TaskCooldownSchema,
+  TaskKindSchema,
+  TaskRecordSchema,
+  TaskStateSchema,
+  type TaskStore,
+  ValidationError,
+} from '@maintd/core';
+import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import { routePath } from 'hono/route';
+import { streamSSE } from 'hono/streaming';
+import type { Logger } from 'pino';
+import type { EventHub, MaintdEvent } from './events.js';
+import type { Metrics } from './metrics.js';
+import type { WorkerStatus } from './scheduler.js';
+
+/** Largest request body accepted (DESIGN §3.4). */
+export const MAX_BODY_BYTES = 16 * 1024;
+/** Events buffered for one slow `/events` client before it is cut off (it reconnects and re-reads). */
+const SSE_BUFFER_LIMIT = 1000;
+const SSE_HEARTBEAT_MS = 15_000;
+const READY_TIMEOUT_MS = 2000;
+
+/** Everything the HTTP API needs; `main.ts` wires the real ones. */
+export interface AppDeps {
+  readonly store: TaskStore;
+  readonly kv: Kv;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** MASTER_API_TOKEN; unset = only loopback clients may mutate. */
+  readonly apiToken: string | undefined;
+  readonly workers?: () => readonly WorkerStatus[];
+  readonly events?: EventHub;
+}
+
+/** Connection details @hono/node-server passes as the app's environment. */
+interface NodeBindings {
+  readonly incoming?: { readonly socket?: { readonly remoteAddress?: string } };
+}
+type Env = { Bindings: NodeBindings };
+
+const ErrorSchema = z.object({ error: z.string() }).openapi('Error');
+// Core's schemas were built before @hono/zod-openapi extended zod, so they carry no `.openapi()`;
+// they are used as they are (inlined in the document) rather than re-declared here.
+const Task = TaskRecordSchema;
+const Cooldown = TaskCooldownSchema;
+const StoreRow = z.object({ ...StoreStatsSchema.shape, cooldowns: z.array(TaskCooldownSchema) }).openapi('Store');
+const TaskId = z.uuid({ version: 'v7' });
+const Limit = z.coerce.number().int().min(1).max(200).default(50);
+const Bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const json = <S extends z.ZodType>(schema: S, description: string) => ({
+  content: { 'application/json': { schema } },
+  description,
+});
+const errors = {
+  400: json(ErrorSchema, 'Invalid request; the message names the field'),
+  503: json(ErrorSchema, 'The store (etcd) is unavailable'),
+};
+const mutationErrors = {
+  ...errors,
+  401: json(ErrorSchema, 'Missing or wrong bearer token'),
+  403: json(ErrorSchema, 'Mutation from a non-loopback client while no token is configured'),
+  413: json(ErrorSchema, 'Body over 16 KiB'),
+};
+
+const enqueueRoute = createRoute({
+  method: 'post',
+  path: '/api/v1/tasks',
+  summary: 'Enqueue a task (never cooldown-gated)',
+  request: {
+    body: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: z
+            .object({ kind: TaskKindSchema, target: TargetSchema, depends_on: z.array(TaskId).max(16).optional() })
+            .strict(),
+        },
+      },
+    },
+  },
+  responses: {
+    202: json(Task, 'Queued a new task'),
+    200: json(Task, 'An active task of this kind and target already exists (dedupe hit)'),
+    ...mutationErrors,
+  },
+});
+
+const listTasksRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/tasks',
+  summary: 'Tasks, newest first',
+  request: {
+    query: z.object({
+      state: TaskStateSchema.optional(),
+      kind: TaskKindSchema.optional(),
+      target: TargetSchema.optional(),
+      limit: Limit,
+      cursor: TaskId.optional(),
+    }),
+  },
+  responses: {
+    200: json(
+      z.object({ tasks: z.array(Task), total: z.number().int(), next_cursor: z.string().nullable() }),
+      'A page of tasks',
+    ),
+    ...errors,
+  },
+});
+
+const getTaskRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/tasks/{id}',
+  summary: 'One task',
+  request: { params: z.object({ id: TaskId }) },
+  responses: { 200: json(Task, 'The task'), 404: json(ErrorSchema, 'No such task'), ...errors },
+});
+
+const listCooldownsRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/scheduler/cooldowns',
+  summary: 'Targets the sweeps skip (all=true adds below-threshold counters)',
+  request: { query: z.object({ kind: TaskKindSchema.optional(), all: Bool.optional() }) },
+  responses: { 200: json(z.array(Cooldown), 'Cooldown records'), ...errors },
+});
+
+const resetCooldownRoute = createRoute({
+  method: 'delete',
+  path: '/api/v1/scheduler/cooldowns/{kind}/{target}',
+  summary: 'Operator reset of one cooldown',
+  request: { params: z.object({ kind: TaskKindSchema, target: TargetSchema }) },
+  responses: {
+    200: json(z.object({ deleted: z.number().int() }), 'Reset'),
+    404: json(ErrorSchema, 'No cooldown record for this kind and target'),
+    ...mutationErrors,
+  },
+});
+
+const resetCooldownsRoute = createRoute({
+  method: 'delete',
+  path: '/api/v1/scheduler/cooldowns',
+  summary: 'Operator reset of every cooldown (of one kind, or all)',
+  request: { query: z.object({ kind: TaskKindSchema.optional() }) },
+  responses: { 200: json(z.object({ deleted: z.number().int() }), 'How many were reset'), ...mutationErrors },
+});
+
+const storesRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/stores',
+  summary: 'Stats rows with their cooldown state, by name',
+  request: {
+    query: z.object({
+      search: z.string().max(255).regex(/^[A-Za-z0-9._-]*$/, 'may contain only A-Z a-z 0-9 . _ -').optional(),
+      limit: Limit,
+      cursor: TargetSchema.optional(),
+    }),
+  },
+  responses: {
+    200: json(
+      z.object({ stores: z.array(StoreRow), total: z.number().int(), next_cursor: z.string().nullable() }),
+      'A page of stores',
+    ),
+    ...errors,
+  },
+});
+
+const mastersRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/masters',
+  summary: 'Live masters (session-bound registrations)',
+  responses: { 200: json(z.object({ masters: z.array(MasterInfoSchema) }), 'Masters'), ...errors },
+});
+
+const workersRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/workers',
+  summary: 'Worker endpoints with their last scan result',
+  responses: {
+    200: json(
+      z.object({
+        workers: z.array(
+          z.object({
+            endpoint: z.string(),
+            ok: z.boolean().nullable(),
+            error: z.string().nullable(),
+            last_scan_at: z.number().nullable(),
+            stores: z.number().int(),
+          }),
+        ),
+      }),
+      'Workers',
+    ),
+  },
+});
+
+/**
+ * The master's HTTP API (DESIGN §3.4) as a Hono app, independent of how it is served: tests
+ * call `app.request()`, `main.ts` serves it with @hono/node-server.
+ */
+export function createApp(deps: AppDeps): OpenAPIHono<Env> {
+  const { store, metrics, logger } = deps;
+  const app = new OpenAPIHono<Env>({
+    defaultHook: (result, c) => {
+      if (!result.success) return c.json({ error: describeZodError(result.error) }, 400);
+      return undefined;
+    },
+  });
+
+  app.use('*', httpMetrics(metrics));
+  app.use('/api/v1/*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json({ error: `request body over ${MAX_BODY_BYTES} bytes` }, 413) }));
+  app.use('/api/v1/*', mutationGuard(deps.apiToken));
+
+  app.openapi(enqueueRoute, async (c) => {
+    const body = c.req.valid('json');
+    const res = await store.enqueue(body.kind, body.target, {
+      source: 'manual',
+      ...(body.depends_on ? { dependsOn: body.depends_on } : {}),
+    });
+    if (res.created) metrics.enqueued.inc({ kind: body.kind, source: 'manual' });
+    return res.created ? c.json(res.task, 202) : c.json(res.task, 200);
+  });
+
+  app.openapi(listTasksRoute, async (c) => {
+    const q = c.req.valid('query');
+    const page = await store.listTasks({
+      limit: q.limit,
+      ...(q.state ? { state: q.state } : {}),
+      ...(q.kind ? { kind: q.kind } : {}),
+      ...(q.target ? { target: q.target } : {}),
+      ...(q.cursor ? { cursor: q.cursor } : {}),
+    });
+    return c.json({ tasks: [...page.tasks], total: page.total, next_cursor: page.nextCursor }, 200);
+  });
+
+  app.openapi(getTaskRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const task = await store.getTask(id);
+    if (!task) return c.json({ error: `task '${id}' not found` }, 404);
+    return c.json(task, 200);
+  });
+
+  app.openapi(listCooldownsRoute, async (c) => {
+    const q = c.req.valid('query');
+    const list = await store.listCooldowns({ ...(q.kind ? { kind: q.kind } : {}), all: q.all ?? false });
+    return c.json(list, 200);
+  });
+
+  app.openapi(resetCooldownRoute, async (c) => {
+    const { kind, target } = c.req.valid('param');
+    if (!(await store.clearCooldown(kind, target))) {
+      return c.json({ error: `no cooldown for ${kind} '${target}'` }, 404);
+    }
+    metrics.cooldownCleared.inc({ kind, reason: 'operator' });
+    logger.info({ kind, target }, 'cooldown reset by operator');
+    return c.json({ deleted: 1 }, 200);
+  });
+
+  app.openapi(resetCooldownsRoute, async (c) => {
+    const { kind } = c.req.valid('query');
+    const deleted = await store.clearCooldowns(kind);
+    if (deleted > 0) {
+      if (kind) metrics.cooldownCleared.inc({ kind, reason: 'operator' }, deleted);
+      logger.info({ kind: kind ?? 'all', deleted }, 'cooldowns reset by operator');
+    }
+    return c.json({ deleted }, 200);
+  });
+
+  app.openapi(storesRoute, async (c) => {
+    const q = c.req.valid('query');
+    const [rows, cooldowns] = await Promise.all([store.listStats(), store.listCooldowns({ all: true })]);
+    const byTarget = new Map<string, z.infer<typeof TaskCooldownSchema>[]>();
+    for (const cd of cooldowns) byTarget.set(cd.target, [...(byTarget.get(cd.target) ?? []), cd]);
+    const matching = rows
+      .filter((r) => !q.search || r.name.toLowerCase().includes(q.search.toLowerCase()))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const start = q.cursor ? matching.findIndex((r) => r.name > q.cursor!) : 0;
+    const from = start < 0 ? matching.length : start;
+    const page = matching.slice(from, from + q.limit);
+    const next = matching[from + q.limit];
+    return c.json(
+      {
+        stores: page.map((r) => ({ ...r, cooldowns: byTarget.get(r.name) ?? [] })),
+        total: matching.length,
+        next_cursor: next ? page.at(-1)!.name : null,
+      },
+      200,
+    );
+  });
+
+  app.openapi(mastersRoute, async (c) => c.json({ masters: await store.listMasters() }, 200));
+
+  app.openapi(workersRoute, (c) => c.json({ workers: [...(deps.workers?.() ?? [])] }, 200));
+
+  app.get('/api/v1/events', (c) => {
+    const hub = deps.events;
+    if (!hub) return c.json({ error: 'events are not available on this master' }, 503);
+    return streamSSE(c, async (stream) => {
+      const queue: MaintdEvent[] = [];
+      let wake: (() => void) | undefined;
+      let overflow = false;
+      const unsubscribe = hub.subscribe((e) => {
+        if (queue.length >= SSE_BUFFER_LIMIT) overflow = true;
+        else queue.push(e);
+        wake?.();
+      });
+      const closed = new AbortController();
+      stream.onAbort(() => {
+        closed.abort();
+        wake?.();
+      });
+      try {
+        await stream.writeSSE({ event: 'hello', data: JSON.stringify({ master_id: store.masterId }) });
+        while (!closed.signal.aborted && !overflow) {
+          const e = queue.shift();
+          if (e) {
+            await stream.writeSSE({ event: e.type, id: String(e.revision), data: JSON.stringify(e) });
+            continue;
+          }
+          const heartbeat = new AbortController();
+          await Promise.race([
+            new Promise<void>((resolve) => (wake = resolve)),
+            deps.clock.sleep(SSE_HEARTBEAT_MS, heartbeat.signal).then(
+              () => stream.write(': keepalive\n\n'),
+              () => undefined,
+            ),
+          ]);
+          heartbeat.abort();
+          wake = undefined;
+        }
+        if (overflow) await stream.writeSSE({ event: 'overflow', data: '{"error":"client too slow; reconnect"}' });
+      } finally {
+        unsubscribe();
+      }
+    });
+  });
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+
+  app.get('/readyz', async (c) => {
+    const session = store.session.alive;
+    const reachable = await withTimeout(deps.clock, deps.kv.revision(), READY_TIMEOUT_MS).then(
+      () => true,
+      () => false,
+    );
+    const ready = session && reachable;
+    return c.json(
+      { ready, store: reachable ? 'ok' : 'unavailable', session: session ? 'held' : 'lost' },
+      ready ? 200 : 503,
+    );
+  });
+
+  app.get('/metrics', async (c) => {
+    const text = await metrics.registry.metrics();
+    return c.text(text, 200, { 'content-type': metrics.registry.contentType });
+  });
+
+  app.doc31('/api/v1/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'maintd master API', version: '1' },
+  });
+
+  app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
+
+  app.onError((err, c) => {
+    if (err instanceof HTTPException) {
+      const status = err.status;
+      const message = status === 400 && /json/i.test(err.message) ? 'invalid JSON body' : err.message || 'request rejected';
+      return c.json({ error: message }, status);
+    }
+    if (err instanceof ValidationError) return c.json({ error: err.message }, 400);
+    if (err instanceof StoreUnavailableError || err instanceof ClosedError) {
+      return c.json({ error: 'the store (etcd) is unavailable; retry later' }, 503);
+    }
+    if (err instanceof ContentionError) return c.json({ error: 'too much contention on this record; retry' }, 503);
+    if (err instanceof ClaimLostError) return c.json({ error: err.message }, 409);
+    logger.error({ err, method: c.req.method, path: new URL(c.req.url).pathname }, 'request failed');
+    return c.json({ error: 'internal error' }, 500);
+  });
+
+  return app;
+}
+
+/** Counts and times every request by its route template (never the raw path: bounded labels). */
+function httpMetrics(metrics: Metrics): MiddlewareHandler<Env> {
+  return async (c, next) => {
+    const start = performance.now();
+    await next();
+    let route = 'unmatched';
+    try {
+      route = routePath(c);
+    } catch {
+      // No route matched.
+    }
+    if (route === '/*' || route === '*') route = 'unmatched';
+    metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
+    metrics.httpDuration.observe({ method: c.req.method, route }, (performance.now() - start) / 1000);
+  };
+}
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Mutations need the bearer token when one is configured (compared in constant time); without
+ * one, only loopback clients may mutate. Reads are open.
+ */
+function mutationGuard(token: string | undefined): MiddlewareHandler<Env> {
+  const expected = token ? digest(token) : undefined;
+  return async (c, next) => {
+    if (!MUTATING.has(c.req.method)) return next();
+    if (expected) {
+      const header = c.req.header('authorization') ?? '';
+      const given = /^Bearer (.+)$/i.exec(header)?.[1] ?? '';
+      if (!timingSafeEqual(digest(given), expected)) {
+        return c.json({ error: 'missing or invalid bearer token' }, 401, { 'www-authenticate': 'Bearer' });
+      }
+      return next();
+    }
+    if (!isLoopback(remoteAddress(c))) {
+      return c.json({ error: 'mutations are allowed only from loopback while MASTER_API_TOKEN is unset' }, 403);
+    }
+    return next();
+  };
+}
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
+}
+
+function remoteAddress(c: Context<Env>): string | undefined {
+  return (c.env as NodeBindings | undefined)?.incoming?.socket?.remoteAddress;
+}
+
+function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  return address === '::1' || /^(::ffff:)?127\./.test(address);
+}
+
+function describeZodError(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid request';
+  const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
+  if (issue.code === 'unrecognized_keys') return `unknown field ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
+  return `invalid ${field}: ${issue.message}`;
+}
+
+async function withTimeout<T>(clock: Clock, p: Promise<T>, ms: number): Promise<T> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([
+      p,
+      clock.sleep(ms, timer.signal).then(() => {
+        throw new StoreUnavailableError(`no answer within ${ms} ms`);
+      }),
+    ]);
+  } finally {
+    timer.abort();
+  }
+}

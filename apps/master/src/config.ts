@@ -1,0 +1,76 @@
+import type { CooldownPolicy } from '@maintd/core';
+
+/** Log levels pino understands. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** A pino log level. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/**
+ * The master's effective configuration, parsed once at the edge by `env.ts` (DESIGN §3.1).
+ * Everything below `main.ts` receives this, never `process.env`.
+ */
+export interface Config {
+  /** MASTER_HOST, MASTER_PORT: where the HTTP API listens. */
+  readonly host: string;
+  readonly port: number;
+  /** MASTER_ID: this master's identity in etcd (default host-pid-random). */
+  readonly masterId: string;
+  /** MASTER_API_TOKEN: bearer token mutations need; unset = loopback clients only may mutate. */
+  readonly apiToken: string | undefined;
+  readonly etcd: {
+    /** ETCD_ENDPOINTS: empty = embedded MemoryKv (single master, not durable). */
+    readonly endpoints: readonly string[];
+    /** ETCD_PREFIX, default /maintd. */
+    readonly prefix: string;
+    readonly username: string | undefined;
+    readonly password: string | undefined;
+    /** ETCD_CA_CERT, ETCD_CLIENT_CERT, ETCD_CLIENT_KEY: PEM file paths. */
+    readonly caCert: string | undefined;
+    readonly clientCert: string | undefined;
+    readonly clientKey: string | undefined;
+    /** ETCD_LEASE_TTL_SECS, default 30, minimum 5. */
+    readonly leaseTtlSecs: number;
+  };
+  readonly workers: {
+    /** WORKER_ENDPOINTS: base URLs, trailing slashes trimmed. */
+    readonly endpoints: readonly string[];
+    /** WORKER_TOKEN: sent as `Authorization: Bearer` to workers. */
+    readonly token: string | undefined;
+    /** WORKER_TIMEOUT_SECS, default 60: per worker request. */
+    readonly timeoutSecs: number;
+  };
+  /** Loop intervals in seconds; 0 disables that loop. */
+  readonly intervals: {
+    readonly statsScanSecs: number;
+    readonly mergeWalSecs: number;
+    readonly compactionSecs: number;
+  };
+  readonly sweeps: {
+    /** MERGE_WAL_MIN_GENERATIONS, default 8. */
+    readonly mergeWalMinGenerations: number;
+    /** MIN_FRAGMENTS, default 16. */
+    readonly minFragments: number;
+    /** SWEEP_MAX_NEW_TASKS, default 256. */
+    readonly maxNewTasks: number;
+  };
+  readonly pools: {
+    /** TASK_CONCURRENCY, default 4 (general pool: compact). */
+    readonly taskConcurrency: number;
+    /** MERGE_WAL_CONCURRENCY, default 4; 0 = one pool claims every kind. */
+    readonly mergeWalConcurrency: number;
+  };
+  readonly tasks: {
+    /** TASK_MAX_ATTEMPTS, default 5. */
+    readonly maxAttempts: number;
+    /** TASK_HISTORY_LIMIT, default 1000. */
+    readonly historyLimit: number;
+    /** TASK_HISTORY_TTL_SECS, default 86400; 0 = count cap only. */
+    readonly historyTtlSecs: number;
+  };
+  /** TASK_COOLDOWN_*: the failure-cooldown policy. */
+  readonly cooldown: CooldownPolicy;
+  /** SHUTDOWN_GRACE_SECS, default 30: how long running tasks may finish on SIGTERM. */
+  readonly shutdownGraceSecs: number;
+  /** LOG_LEVEL, default info. */
+  readonly logLevel: LogLevel;
+}

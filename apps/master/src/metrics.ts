@@ -1,0 +1,129 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { TASK_KINDS } from '@maintd/core';
+
+/** Buckets of job-latency histograms (seconds), as the original master. */
+const JOB_BUCKETS = [0.5, 2, 10, 30, 120, 600, 1800];
+/** Buckets of request-latency histograms (seconds). */
+const REQUEST_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60];
+
+/** The master's Prometheus metrics (DESIGN §3.5), on a registry of its own. No per-target labels. */
+export interface Metrics {
+  readonly registry: Registry;
+  readonly enqueued: Counter<'kind' | 'source'>;
+  readonly queueDepth: Gauge<'kind'>;
+  readonly tasks: Counter<'kind' | 'result'>;
+  readonly taskDuration: Histogram<'kind'>;
+  readonly mergeWorkers: Counter<'result'>;
+  readonly mergeWorkerDuration: Histogram;
+  readonly generationsReclaimed: Counter;
+  readonly cooldowns: Counter<'kind'>;
+  readonly cooldownCleared: Counter<'kind' | 'reason'>;
+  readonly guardOverflow: Counter<'kind'>;
+  readonly sweepSkipped: Counter<'kind' | 'reason'>;
+  readonly casConflicts: Counter<'op'>;
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpDuration: Histogram<'method' | 'route'>;
+}
+
+/** Creates the metric set on a fresh registry, with Node's default process metrics. */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const m: Metrics = {
+    registry,
+    enqueued: new Counter({
+      name: 'master_task_enqueued_total',
+      help: 'Tasks newly enqueued (dedupe hits excluded), by kind and source (sweep, manual).',
+      labelNames: ['kind', 'source'],
+      registers,
+    }),
+    queueDepth: new Gauge({
+      name: 'master_task_queue_depth',
+      help: 'Queued tasks by kind, as last seen by this master.',
+      labelNames: ['kind'],
+      registers,
+    }),
+    tasks: new Counter({
+      name: 'master_tasks_total',
+      help: 'Tasks this master ran to an outcome, by kind and result (success, failed).',
+      labelNames: ['kind', 'result'],
+      registers,
+    }),
+    taskDuration: new Histogram({
+      name: 'master_task_duration_seconds',
+      help: 'Work time of tasks this master ran, by kind.',
+      labelNames: ['kind'],
+      buckets: JOB_BUCKETS,
+      registers,
+    }),
+    mergeWorkers: new Counter({
+      name: 'master_merge_wal_workers_total',
+      help: 'Per-worker merge-wal calls by result (ok, not_found, http_error, transport_error).',
+      labelNames: ['result'],
+      registers,
+    }),
+    mergeWorkerDuration: new Histogram({
+      name: 'master_merge_wal_worker_duration_seconds',
+      help: 'Duration of one merge-wal call to one worker.',
+      buckets: JOB_BUCKETS,
+      registers,
+    }),
+    generationsReclaimed: new Counter({
+      name: 'master_merge_wal_generations_reclaimed_total',
+      help: 'WAL generations merged by workers on this master’s requests.',
+      registers,
+    }),
+    cooldowns: new Counter({
+      name: 'master_task_cooldowns_total',
+      help: 'Failures that left a target in a cooldown window (each new window counts), by kind.',
+      labelNames: ['kind'],
+      registers,
+    }),
+    cooldownCleared: new Counter({
+      name: 'master_cooldown_cleared_total',
+      help: 'Cooldown records deleted, by kind and reason (success, operator).',
+      labelNames: ['kind', 'reason'],
+      registers,
+    }),
+    guardOverflow: new Counter({
+      name: 'master_cooldown_guard_overflow_total',
+      help: 'Windows not opened because too much of the fleet was already cooling, by kind.',
+      labelNames: ['kind'],
+      registers,
+    }),
+    sweepSkipped: new Counter({
+      name: 'master_sweep_skipped_total',
+      help: 'Over-threshold stores a sweep did not enqueue, by kind and reason (cooldown, active).',
+      labelNames: ['kind', 'reason'],
+      registers,
+    }),
+    casConflicts: new Counter({
+      name: 'master_etcd_cas_conflicts_total',
+      help: 'Compare-and-swap conflicts retried, by operation.',
+      labelNames: ['op'],
+      registers,
+    }),
+    httpRequests: new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests served, by method, route template and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    }),
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request latency, by method and route template.',
+      labelNames: ['method', 'route'],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    }),
+  };
+  // Zero series exist from the start, so rate() and alerts see the kinds before the first event.
+  for (const kind of TASK_KINDS) {
+    m.cooldowns.inc({ kind }, 0);
+    m.guardOverflow.inc({ kind }, 0);
+    m.queueDepth.set({ kind }, 0);
+    for (const result of ['success', 'failed']) m.tasks.inc({ kind, result }, 0);
+  }
+  return m;
+}

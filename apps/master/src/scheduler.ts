@@ -1,0 +1,481 @@
+import {
+  type Claim,
+  ClaimLostError,
+  type Clock,
+  type FinishResult,
+  type Kv,
+  type StoreStats,
+  StoreUnavailableError,
+  TASK_KINDS,
+  type TaskKind,
+  type TaskOutcome,
+  type TaskStore,
+} from '@maintd/core';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { runCompact } from './executors/compact.js';
+import { type WorkerAttempt, runMergeWal } from './executors/merge-wal.js';
+import type { Metrics } from './metrics.js';
+import { scanWorkers } from './workers/scan.js';
+
+/** What the scheduler needs; `main.ts` wires the real ones, tests wire their own. */
+export interface SchedulerDeps {
+  readonly store: TaskStore;
+  readonly kv: Kv;
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+/** The last stats scan as one worker saw it, for `GET /workers`. */
+export interface WorkerStatus {
+  readonly endpoint: string;
+  readonly ok: boolean | null;
+  readonly error: string | null;
+  readonly last_scan_at: number | null;
+  readonly stores: number;
+}
+
+/** Result of one sweep. */
+export interface SweepSummary {
+  readonly kind: TaskKind;
+  readonly candidates: number;
+  readonly enqueued: number;
+  readonly skipped: { readonly cooldown: number; readonly active: number };
+}
+
+/** Result of one stats scan. */
+export interface ScanSummary {
+  readonly stores: number;
+  readonly written: number;
+  readonly deleted: number;
+  readonly complete: boolean;
+}
+
+interface Pool {
+  readonly name: string;
+  readonly kinds: readonly TaskKind[];
+  readonly size: number;
+  readonly running: Set<Promise<void>>;
+  wake: AbortController;
+}
+
+/** Periodic jobs, named as in etcd (`P/sweeps/<name>`), one run per interval fleet-wide. */
+const JOBS = {
+  scan: 'stats-scan',
+  merge_wal: 'merge-wal-sweep',
+  compact: 'compaction-sweep',
+} as const;
+
+/** How long an idle pool sleeps when no queue event wakes it. */
+const POLL_MS = 2000;
+const QUEUE_DEPTH_EVERY_MS = 5000;
+
+/**
+ * The master's scheduler (DESIGN §3.2): the stats scan and both sweeps (each once per interval
+ * fleet-wide), the pools that claim and run tasks, and the orphan-recovery loop. A resource:
+ * `start()` it, `stop()` it.
+ */
+export class Scheduler {
+  readonly #d: SchedulerDeps;
+  readonly #pools: Pool[];
+  readonly #stop = new AbortController();
+  /** Aborts executors still running when the shutdown grace runs out. */
+  readonly #abandon = new AbortController();
+  readonly #loops: Promise<void>[] = [];
+  readonly #workers = new Map<string, WorkerStatus>();
+  #queueWatch: { close(): Promise<void> } | undefined;
+  #started = false;
+
+  constructor(deps: SchedulerDeps) {
+    this.#d = deps;
+    const { taskConcurrency, mergeWalConcurrency } = deps.config.pools;
+    this.#pools =
+      mergeWalConcurrency > 0
+        ? [
+            pool('general', ['compact'], taskConcurrency),
+            pool('merge', ['merge_wal'], mergeWalConcurrency),
+          ]
+        : [pool('general', TASK_KINDS, taskConcurrency)];
+    for (const endpoint of deps.config.workers.endpoints) {
+      this.#workers.set(endpoint, { endpoint, ok: null, error: null, last_scan_at: null, stores: 0 });
+    }
+  }
+
+  /** Starts every loop. */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    const { intervals } = this.#d.config;
+    this.#periodic(JOBS.scan, intervals.statsScanSecs, () => this.scanOnce());
+    this.#periodic(JOBS.merge_wal, intervals.mergeWalSecs, () => this.sweepOnce('merge_wal'));
+    this.#periodic(JOBS.compact, intervals.compactionSecs, () => this.sweepOnce('compact'));
+    this.#loops.push(this.#recoveryLoop(), this.#queueDepthLoop(), ...this.#pools.map((p) => this.#poolLoop(p)));
+    void this.#watchQueue();
+  }
+
+  /**
+   * Stops claiming, lets running tasks finish for up to `graceMs`, then abandons the rest (their
+   * executors are aborted and their claims left to expire or to be released with the session).
+   */
+  async stop(graceMs: number): Promise<{ finished: boolean; abandoned: number }> {
+    this.#stop.abort();
+    for (const p of this.#pools) p.wake.abort();
+    await this.#queueWatch?.close().catch(() => undefined);
+    const running = this.#pools.flatMap((p) => [...p.running]);
+    const grace = new AbortController();
+    const allDone = Promise.all(running).then(() => true);
+    const timedOut = this.#d.clock.sleep(graceMs, grace.signal).then(
+      () => false,
+      () => false,
+    );
+    const finished = await Promise.race([allDone, timedOut]);
+    grace.abort();
+    const abandoned = finished ? 0 : this.runningCount();
+    if (!finished) this.#abandon.abort();
+    await Promise.all(this.#loops);
+    return { finished, abandoned };
+  }
+
+  /** Tasks running in this process. */
+  runningCount(): number {
+    return this.#pools.reduce((n, p) => n + p.running.size, 0);
+  }
+
+  /** Worker endpoints with their last scan result. */
+  workerStatus(): WorkerStatus[] {
+    return [...this.#workers.values()];
+  }
+
+  /** Pool sizes, for the master's registration. */
+  poolSizes(): Record<string, number> {
+    return Object.fromEntries(this.#pools.map((p) => [p.name, p.size]));
+  }
+
+  /**
+   * Scans every worker's stores and writes the changed stats rows. Rows of stores no worker
+   * reports are deleted only when every worker answered: a partial scan never erases the fleet.
+   */
+  async scanOnce(): Promise<ScanSummary> {
+    const { config, store, clock, logger } = this.#d;
+    const result = await scanWorkers(config.workers.endpoints, {
+      timeoutMs: config.workers.timeoutSecs * 1000,
+      token: config.workers.token,
+      signal: this.#stop.signal,
+    });
+    const now = clock.now();
+    for (const endpoint of result.answered) {
+      let stores = 0;
+      for (const row of result.rows.values()) if (row.owners.includes(endpoint)) stores++;
+      this.#workers.set(endpoint, { endpoint, ok: true, error: null, last_scan_at: now, stores });
+    }
+    for (const f of result.failed) {
+      const prev = this.#workers.get(f.endpoint);
+      this.#workers.set(f.endpoint, { endpoint: f.endpoint, ok: false, error: f.error, last_scan_at: now, stores: prev?.stores ?? 0 });
+    }
+    const existing = new Map((await store.listStats()).map((r) => [r.name, r]));
+    const changed: StoreStats[] = [];
+    for (const row of result.rows.values()) {
+      const prev = existing.get(row.name);
+      if (!prev || !sameStats(prev, row)) changed.push({ ...row, scanned_at: now });
+    }
+    await store.putStats(changed);
+    const gone = result.complete ? [...existing.keys()].filter((name) => !result.rows.has(name)) : [];
+    const deleted = gone.length > 0 ? await store.deleteStats(gone) : 0;
+    if (result.failed.length > 0) {
+      logger.warn({ failed: result.failed }, 'stats scan: some workers did not answer; keeping their stores');
+    }
+    logger.debug({ stores: result.rows.size, written: changed.length, deleted }, 'stats scan done');
+    return { stores: result.rows.size, written: changed.length, deleted, complete: result.complete };
+  }
+
+  /**
+   * One sweep: stores over the kind's threshold, biggest backlog first, minus cooling targets
+   * and targets with an active task, enqueued up to SWEEP_MAX_NEW_TASKS. Three prefix reads
+   * plus one transaction per new task.
+   */
+  async sweepOnce(kind: TaskKind): Promise<SweepSummary> {
+    const { store, config, metrics, logger } = this.#d;
+    const [rows, cooling, active] = await Promise.all([
+      store.listStats(),
+      store.coolingTargets(kind),
+      store.activeTargets(kind),
+    ]);
+    const metric = (r: StoreStats): number => (kind === 'merge_wal' ? r.pending_wal_generations : r.fragment_count);
+    const threshold = kind === 'merge_wal' ? config.sweeps.mergeWalMinGenerations : config.sweeps.minFragments;
+    const candidates = rows
+      .filter((r) => metric(r) >= threshold)
+      .sort((a, b) => metric(b) - metric(a) || (a.name < b.name ? -1 : 1));
+    let enqueued = 0;
+    const skipped = { cooldown: 0, active: 0 };
+    for (const row of candidates) {
+      if (enqueued >= config.sweeps.maxNewTasks) break;
+      if (cooling.has(row.name)) {
+        skipped.cooldown++;
+        continue;
+      }
+      if (active.has(row.name)) {
+        skipped.active++;
+        continue;
+      }
+      const res = await store.enqueue(kind, row.name, { source: 'sweep' });
+      if (res.created) {
+        enqueued++;
+        metrics.enqueued.inc({ kind, source: 'sweep' });
+      } else {
+        skipped.active++;
+      }
+    }
+    if (skipped.cooldown > 0) metrics.sweepSkipped.inc({ kind, reason: 'cooldown' }, skipped.cooldown);
+    if (skipped.active > 0) metrics.sweepSkipped.inc({ kind, reason: 'active' }, skipped.active);
+    logger.info({ kind, candidates: candidates.length, enqueued, skipped }, `${kind} sweep queued ${enqueued} task(s)`);
+    return { kind, candidates: candidates.length, enqueued, skipped };
+  }
+
+  #periodic(name: string, intervalSecs: number, job: () => Promise<unknown>): void {
+    if (intervalSecs <= 0) return;
+    const intervalMs = intervalSecs * 1000;
+    // Check several times per interval so that some master runs early in every slot.
+    const tickMs = Math.min(5000, Math.max(100, Math.floor(intervalMs / 4)));
+    const loop = async (): Promise<void> => {
+      while (!this.#stop.signal.aborted) {
+        try {
+          if (await this.#d.store.runEvery(name, intervalMs)) await job();
+        } catch (err) {
+          this.#d.logger.warn({ err, job: name }, `${name} failed`);
+        }
+        if (!(await this.#sleep(tickMs))) return;
+      }
+    };
+    this.#loops.push(loop());
+  }
+
+  async #recoveryLoop(): Promise<void> {
+    const everyMs = Math.max(1000, (this.#d.config.etcd.leaseTtlSecs * 1000) / 2);
+    while (await this.#sleep(everyMs)) {
+      try {
+        const r = await this.#d.store.recoverOrphaned();
+        if (r.requeued.length > 0 || r.failed.length > 0) {
+          this.#d.logger.info({ requeued: r.requeued, failed: r.failed }, 'recovered orphaned tasks');
+          this.#wakeAll();
+        }
+      } catch (err) {
+        this.#d.logger.warn({ err }, 'orphan recovery failed');
+      }
+    }
+  }
+
+  async #queueDepthLoop(): Promise<void> {
+    do {
+      try {
+        for (const kind of TASK_KINDS) this.#d.metrics.queueDepth.set({ kind }, await this.#d.store.queueDepth(kind));
+      } catch {
+        // The gauge keeps its last value while the store is away; readiness reports the outage.
+      }
+    } while (await this.#sleep(QUEUE_DEPTH_EVERY_MS));
+  }
+
+  /** Wakes pools as soon as a task is queued anywhere in the fleet; polling covers a dead watch. */
+  async #watchQueue(): Promise<void> {
+    const prefix = this.#d.store.keys.queuePrefix();
+    while (!this.#stop.signal.aborted) {
+      try {
+        const dead = new AbortController();
+        this.#queueWatch = await this.#d.kv.watch(
+          prefix,
+          (events) => {
+            const kinds = new Set<string>();
+            for (const e of events) if (e.type === 'put') kinds.add(e.key.slice(prefix.length).split('/')[0] ?? '');
+            for (const p of this.#pools) if (p.kinds.some((k) => kinds.has(k))) p.wake.abort();
+          },
+          { onError: () => dead.abort() },
+        );
+        if (this.#stop.signal.aborted) break;
+        await new Promise<void>((resolve) => {
+          dead.signal.addEventListener('abort', () => resolve(), { once: true });
+          this.#stop.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        await this.#queueWatch.close().catch(() => undefined);
+      } catch (err) {
+        this.#d.logger.debug({ err }, 'queue watch failed; polling until it is back');
+      }
+      if (!(await this.#sleep(POLL_MS))) break;
+    }
+    await this.#queueWatch?.close().catch(() => undefined);
+  }
+
+  async #poolLoop(p: Pool): Promise<void> {
+    while (!this.#stop.signal.aborted) {
+      p.wake = new AbortController();
+      while (p.running.size < p.size && !this.#stop.signal.aborted) {
+        let claim: Claim | undefined;
+        try {
+          claim = await this.#d.store.claimNext(p.kinds);
+        } catch (err) {
+          this.#d.logger.warn({ err, pool: p.name }, 'scheduler queue poll failed');
+          break;
+        }
+        if (!claim) break;
+        const run: Promise<void> = this.#run(claim).finally(() => {
+          p.running.delete(run);
+          p.wake.abort();
+        });
+        p.running.add(run);
+      }
+      try {
+        await this.#d.clock.sleep(POLL_MS, AbortSignal.any([p.wake.signal, this.#stop.signal]));
+      } catch {
+        // Woken: a task was queued, a slot freed, or we are stopping.
+      }
+    }
+  }
+
+  async #run(claim: Claim): Promise<void> {
+    const { config, clock, metrics, store } = this.#d;
+    const { task } = claim;
+    const started = clock.now();
+    let outcome: TaskOutcome;
+    let attempts: readonly WorkerAttempt[] = [];
+    try {
+      const deps = {
+        endpoints: config.workers.endpoints,
+        timeoutMs: config.workers.timeoutSecs * 1000,
+        token: config.workers.token,
+        signal: this.#abandon.signal,
+      };
+      if (task.kind === 'merge_wal') {
+        const r = await runMergeWal(task.target, deps);
+        outcome = r.outcome;
+        attempts = r.attempts;
+        metrics.generationsReclaimed.inc(r.reclaimed);
+        for (const a of r.attempts) {
+          metrics.mergeWorkers.inc({ result: a.result });
+          metrics.mergeWorkerDuration.observe(a.seconds);
+        }
+      } else {
+        const owners = (await store.getStats(task.target).catch(() => undefined))?.owners;
+        const r = await runCompact(task.target, { ...deps, ...(owners ? { owners } : {}) });
+        outcome = r.outcome;
+        attempts = r.attempts;
+      }
+    } catch (err) {
+      outcome = { ok: false, error: `executor failed: ${String(err)}`, errorClass: 'infrastructure' };
+    }
+    if (this.#abandon.signal.aborted) {
+      this.#d.logger.warn({ task_id: task.id, kind: task.kind, target: task.target }, 'task abandoned at shutdown; peers will recover it');
+      return;
+    }
+    const seconds = (clock.now() - started) / 1000;
+    metrics.tasks.inc({ kind: task.kind, result: outcome.ok ? 'success' : 'failed' });
+    metrics.taskDuration.observe({ kind: task.kind }, seconds);
+    const finished = await this.#finish(claim, outcome);
+    const line = {
+      task_id: task.id,
+      kind: task.kind,
+      target: task.target,
+      attempt: task.attempt,
+      source: task.source,
+      duration_ms: Math.round(seconds * 1000),
+      workers: attempts.length,
+    };
+    if (!finished) return;
+    if (outcome.ok) this.#d.logger.info({ ...line, state: 'done', detail: outcome.detail }, 'task done');
+    else this.#d.logger.warn({ ...line, state: 'failed', error: outcome.error, error_class: outcome.errorClass }, 'task failed');
+    this.#cooldownEffects(finished);
+  }
+
+  /** Finishes a claim, retrying while etcd is away; a lost claim discards the result. */
+  async #finish(claim: Claim, outcome: TaskOutcome): Promise<FinishResult | undefined> {
+    let backoff = 200;
+    for (;;) {
+      try {
+        return await this.#d.store.finish(claim, outcome);
+      } catch (err) {
+        if (err instanceof ClaimLostError) {
+          this.#d.logger.warn({ task_id: claim.task.id, kind: claim.task.kind, target: claim.task.target }, 'claim lost before completion; result discarded');
+          return undefined;
+        }
+        if (!(err instanceof StoreUnavailableError) || this.#abandon.signal.aborted) {
+          this.#d.logger.error({ err, task_id: claim.task.id }, 'failed to persist task completion');
+          return undefined;
+        }
+        try {
+          await this.#d.clock.sleep(backoff, this.#abandon.signal);
+        } catch {
+          return undefined;
+        }
+        backoff = Math.min(backoff * 2, 5000);
+      }
+    }
+  }
+
+  #cooldownEffects(f: FinishResult): void {
+    const { metrics, logger } = this.#d;
+    const { kind, target } = f.task;
+    const c = f.cooldown;
+    if (c.type === 'cleared') {
+      if (c.existed) {
+        metrics.cooldownCleared.inc({ kind, reason: 'success' });
+        logger.info({ kind, target }, 'target succeeded; cooldown cleared');
+      }
+      return;
+    }
+    if (c.type === 'error') {
+      logger.warn({ err: c.error, kind, target }, 'cooldown bookkeeping failed');
+      return;
+    }
+    const r = c.result;
+    if (r.action !== 'write') return;
+    if (r.conflicts > 0) metrics.casConflicts.inc({ op: 'record_failure' }, r.conflicts);
+    if (r.guardOverflow) {
+      metrics.guardOverflow.inc({ kind });
+      logger.warn(
+        { kind, target, failures: r.record.failures, last_error: r.record.last_error },
+        'fleet guard: too much of the fleet is cooling; counted the failure but opened no window',
+      );
+    }
+    if (r.cooling) {
+      metrics.cooldowns.inc({ kind });
+      logger.warn(
+        {
+          kind,
+          target,
+          failures: r.record.failures,
+          cooldown_secs: Math.round(r.windowMs / 1000),
+          until_ms: r.record.until_ms,
+          last_error: r.record.last_error,
+        },
+        'target failed repeatedly; sweeps will skip it until the cooldown lapses',
+      );
+    }
+  }
+
+  #wakeAll(): void {
+    for (const p of this.#pools) p.wake.abort();
+  }
+
+  /** Sleeps on the clock; false once the scheduler is stopping. */
+  async #sleep(ms: number): Promise<boolean> {
+    try {
+      await this.#d.clock.sleep(ms, this.#stop.signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function pool(name: string, kinds: readonly TaskKind[], size: number): Pool {
+  return { name, kinds, size, running: new Set(), wake: new AbortController() };
+}
+
+function sameStats(a: StoreStats, b: Omit<StoreStats, 'scanned_at'>): boolean {
+  return (
+    a.pending_wal_generations === b.pending_wal_generations &&
+    a.fragment_count === b.fragment_count &&
+    a.row_count === b.row_count &&
+    a.owners.length === b.owners.length &&
+    a.owners.every((o, i) => o === b.owners[i])
+  );
+}
