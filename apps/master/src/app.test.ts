@@ -15,7 +15,8 @@ describe('HTTP API', () => {
     await m.close();
   });
 
-  const keyCount = async (): Promise<number> => (await m.kv.range(`${m.config.etcd.prefix}/`, { countOnly: true })).count;
+  const keyCount = async (): Promise<number> =>
+    (await m.kv.range(`${m.config.etcd.prefix}/`, { countOnly: true })).count;
 
   it('enqueues a manual task with 202 and answers a dedupe hit with 200 and the same record', async () => {
     const first = await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'store-1' }));
@@ -38,18 +39,27 @@ describe('HTTP API', () => {
   it('pages tasks newest first with a cursor, and filters them', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const res = await m.request('/api/v1/tasks', jsonBody({ kind: i % 2 ? 'merge_wal' : 'compact', target: `s${i}` }));
+      const res = await m.request(
+        '/api/v1/tasks',
+        jsonBody({ kind: i % 2 ? 'merge_wal' : 'compact', target: `s${i}` }),
+      );
       ids.push(((await res.json()) as { id: string }).id);
       await clock.advance(1);
     }
-    const p1 = (await (await m.request('/api/v1/tasks?limit=2')).json()) as { tasks: { id: string }[]; next_cursor: string };
+    const p1 = (await (await m.request('/api/v1/tasks?limit=2')).json()) as {
+      tasks: { id: string }[];
+      next_cursor: string;
+    };
     expect(p1.tasks.map((t) => t.id)).toEqual([ids[4], ids[3]]);
     const p2 = (await (await m.request(`/api/v1/tasks?limit=2&cursor=${p1.next_cursor}`)).json()) as {
       tasks: { id: string }[];
       next_cursor: string | null;
     };
     expect(p2.tasks.map((t) => t.id)).toEqual([ids[2], ids[1]]);
-    const merges = (await (await m.request('/api/v1/tasks?kind=merge_wal')).json()) as { tasks: { id: string }[]; total: number };
+    const merges = (await (await m.request('/api/v1/tasks?kind=merge_wal')).json()) as {
+      tasks: { id: string }[];
+      total: number;
+    };
     expect(merges.total).toBe(2);
     expect(merges.tasks.map((t) => t.id)).toEqual([ids[3], ids[1]]);
   });
@@ -71,7 +81,9 @@ describe('HTTP API', () => {
     expect(await missing.json()).toEqual({ error: "no cooldown for compact 'c0'" });
     const bulk = await m.request('/api/v1/scheduler/cooldowns?kind=compact', { method: 'DELETE' });
     expect(await bulk.json()).toEqual({ deleted: 2 });
-    expect(await (await m.request('/metrics')).text()).toContain('master_cooldown_cleared_total{kind="compact",reason="operator"} 3');
+    expect(await (await m.request('/metrics')).text()).toContain(
+      'master_cooldown_cleared_total{kind="compact",reason="operator"} 3',
+    );
   });
 
   it('serves stores with their cooldown state, searched and paged', async () => {
@@ -153,12 +165,36 @@ describe('HTTP API', () => {
     ['a 300-char target', '/api/v1/tasks', post({ kind: 'compact', target: 'a'.repeat(300) }), 400, /target/],
     ['a path-traversal target', '/api/v1/tasks', post({ kind: 'compact', target: '../x' }), 400, /target/],
     ['a target with a slash', '/api/v1/tasks', post({ kind: 'compact', target: 'a/b' }), 400, /target/],
-    ['a target with control characters', '/api/v1/tasks', post({ kind: 'compact', target: 'a\u001b[2Jb' }), 400, /target/],
+    [
+      'a target with control characters',
+      '/api/v1/tasks',
+      post({ kind: 'compact', target: 'a\u001b[2Jb' }),
+      400,
+      /target/,
+    ],
     ['a target with a space', '/api/v1/tasks', post({ kind: 'compact', target: 'a b' }), 400, /target/],
-    ['depends_on not an array', '/api/v1/tasks', post({ kind: 'compact', target: 'x', depends_on: 'abc' }), 400, /depends_on/],
-    ['depends_on with a non-id', '/api/v1/tasks', post({ kind: 'compact', target: 'x', depends_on: ['nope'] }), 400, /depends_on/],
+    [
+      'depends_on not an array',
+      '/api/v1/tasks',
+      post({ kind: 'compact', target: 'x', depends_on: 'abc' }),
+      400,
+      /depends_on/,
+    ],
+    [
+      'depends_on with a non-id',
+      '/api/v1/tasks',
+      post({ kind: 'compact', target: 'x', depends_on: ['nope'] }),
+      400,
+      /depends_on/,
+    ],
     ['an unknown field', '/api/v1/tasks', post({ kind: 'compact', target: 'x', priority: 1 }), 400, /priority/],
-    ['a body over 16 KiB', '/api/v1/tasks', post({ kind: 'compact', target: 'x', pad: 'y'.repeat(17_000) }), 413, /16384/],
+    [
+      'a body over 16 KiB',
+      '/api/v1/tasks',
+      post({ kind: 'compact', target: 'x', pad: 'y'.repeat(17_000) }),
+      413,
+      /16384/,
+    ],
     ['a malformed task id', '/api/v1/tasks/not-a-uuid', undefined, 400, /id/],
     ['limit 0', '/api/v1/tasks?limit=0', undefined, 400, /limit/],
     ['limit 1000', '/api/v1/tasks?limit=1000', undefined, 400, /limit/],
@@ -169,21 +205,30 @@ describe('HTTP API', () => {
     ['a non-boolean all', '/api/v1/scheduler/cooldowns?all=maybe', undefined, 400, /all/],
     ['reset of an unknown kind', '/api/v1/scheduler/cooldowns/repair/x', { method: 'DELETE' }, 400, /kind/],
     ['reset of an invalid target', '/api/v1/scheduler/cooldowns/compact/.hidden', { method: 'DELETE' }, 400, /target/],
-    ['reset of an unknown cooldown', '/api/v1/scheduler/cooldowns/compact/never-failed', { method: 'DELETE' }, 404, /no cooldown/],
+    [
+      'reset of an unknown cooldown',
+      '/api/v1/scheduler/cooldowns/compact/never-failed',
+      { method: 'DELETE' },
+      404,
+      /no cooldown/,
+    ],
     ['a bad store search', '/api/v1/stores?search=%1b%5b2J', undefined, 400, /search/],
     ['a bad store cursor', '/api/v1/stores?cursor=a%2Fb', undefined, 400, /cursor/],
     ['an unknown route', '/api/v1/nope', undefined, 404, /no route/],
   ];
 
-  it.each(badRequests)('rejects %s with a 4xx naming the problem and writes nothing', async (_name, path, init, status, message) => {
-    const before = await keyCount();
-    const res = await m.request(path, init);
-    expect(res.status).toBe(status);
-    const body = (await res.json()) as { error: string };
-    expect(Object.keys(body)).toEqual(['error']);
-    expect(body.error).toMatch(message);
-    expect(await keyCount()).toBe(before);
-  });
+  it.each(badRequests)(
+    'rejects %s with a 4xx naming the problem and writes nothing',
+    async (_name, path, init, status, message) => {
+      const before = await keyCount();
+      const res = await m.request(path, init);
+      expect(res.status).toBe(status);
+      const body = (await res.json()) as { error: string };
+      expect(Object.keys(body)).toEqual(['error']);
+      expect(body.error).toMatch(message);
+      expect(await keyCount()).toBe(before);
+    },
+  );
 
   it('has at least 25 bad-request cases', () => {
     expect(badRequests.length).toBeGreaterThanOrEqual(25);
@@ -200,11 +245,17 @@ describe('API authorisation', () => {
       const denied = await m.request('/api/v1/scheduler/cooldowns', { method: 'DELETE' });
       expect(denied.status).toBe(401);
       expect(JSON.stringify(await denied.json())).not.toContain('s3cret');
-      expect((await m.request('/api/v1/tasks', jsonBody(body, { authorization: 'Bearer s3cret-token' }))).status).toBe(202);
+      expect((await m.request('/api/v1/tasks', jsonBody(body, { authorization: 'Bearer s3cret-token' }))).status).toBe(
+        202,
+      );
       expect((await m.request('/api/v1/tasks')).status).toBe(200);
       // A non-loopback client with the right token is fine too.
       const remote = { incoming: { socket: { remoteAddress: '10.1.2.3' } } };
-      const res = await m.app.request('/api/v1/tasks', jsonBody({ kind: 'merge_wal', target: 'x' }, { authorization: 'Bearer s3cret-token' }), remote);
+      const res = await m.app.request(
+        '/api/v1/tasks',
+        jsonBody({ kind: 'merge_wal', target: 'x' }, { authorization: 'Bearer s3cret-token' }),
+        remote,
+      );
       expect(res.status).toBe(202);
     } finally {
       await m.close();
@@ -221,7 +272,9 @@ describe('API authorisation', () => {
       const v6 = { incoming: { socket: { remoteAddress: '::1' } } };
       expect((await m.app.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'x' }), v6)).status).toBe(202);
       const mapped = { incoming: { socket: { remoteAddress: '::ffff:127.0.0.1' } } };
-      expect((await m.app.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'x' }), mapped)).status).toBe(200);
+      expect((await m.app.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'x' }), mapped)).status).toBe(
+        200,
+      );
     } finally {
       await m.close();
     }

@@ -164,7 +164,11 @@ const storesRoute = createRoute({
   summary: 'Stats rows with their cooldown state, by name',
   request: {
     query: z.object({
-      search: z.string().max(255).regex(/^[A-Za-z0-9._-]*$/, 'may contain only A-Z a-z 0-9 . _ -').optional(),
+      search: z
+        .string()
+        .max(255)
+        .regex(/^[A-Za-z0-9._-]*$/, 'may contain only A-Z a-z 0-9 . _ -')
+        .optional(),
       limit: Limit,
       cursor: TargetSchema.optional(),
     }),
@@ -221,7 +225,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
 
   app.use('*', httpMetrics(metrics));
-  app.use('/api/v1/*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json({ error: `request body over ${MAX_BODY_BYTES} bytes` }, 413) }));
+  app.use(
+    '/api/v1/*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => c.json({ error: `request body over ${MAX_BODY_BYTES} bytes` }, 413),
+    }),
+  );
   app.use('/api/v1/*', mutationGuard(deps.apiToken));
 
   app.openapi(enqueueRoute, async (c) => {
@@ -378,7 +388,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.onError((err, c) => {
     if (err instanceof HTTPException) {
       const status = err.status;
-      const message = status === 400 && /json/i.test(err.message) ? 'invalid JSON body' : err.message || 'request rejected';
+      const message =
+        status === 400 && /json/i.test(err.message) ? 'invalid JSON body' : err.message || 'request rejected';
       return c.json({ error: message }, status);
     }
     if (err instanceof ValidationError) return c.json({ error: err.message }, 400);

@@ -101,7 +101,10 @@ export class EventHub {
     }
   }
 
-  #onTasks(prefix: string, events: readonly { type: 'put' | 'delete'; key: string; value: string; modRevision: number }[]): void {
+  #onTasks(
+    prefix: string,
+    events: readonly { type: 'put' | 'delete'; key: string; value: string; modRevision: number }[],
+  ): void {
     for (const e of events) {
       this.#lastRevision = Math.max(this.#lastRevision, e.modRevision);
       if (e.type === 'delete') {
@@ -113,19 +116,34 @@ export class EventHub {
     }
   }
 
-  #onCooldowns(prefix: string, events: readonly { type: 'put' | 'delete'; key: string; value: string; modRevision: number }[]): void {
+  #onCooldowns(
+    prefix: string,
+    events: readonly { type: 'put' | 'delete'; key: string; value: string; modRevision: number }[],
+  ): void {
     for (const e of events) {
       this.#lastRevision = Math.max(this.#lastRevision, e.modRevision);
       const [kindText, hex] = e.key.slice(prefix.length).split('/');
       const kind = TaskKindSchema.safeParse(kindText);
       if (!kind.success || !hex) continue;
       if (e.type === 'delete') {
-        this.#emit({ type: 'cooldown', revision: e.modRevision, kind: kind.data, target: targetFromHex(hex), cooldown: null });
+        this.#emit({
+          type: 'cooldown',
+          revision: e.modRevision,
+          kind: kind.data,
+          target: targetFromHex(hex),
+          cooldown: null,
+        });
         continue;
       }
       const parsed = TaskCooldownSchema.safeParse(safeJson(e.value));
       if (parsed.success) {
-        this.#emit({ type: 'cooldown', revision: e.modRevision, kind: kind.data, target: parsed.data.target, cooldown: parsed.data });
+        this.#emit({
+          type: 'cooldown',
+          revision: e.modRevision,
+          kind: kind.data,
+          target: parsed.data.target,
+          cooldown: parsed.data,
+        });
       }
     }
   }

@@ -35,7 +35,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   const config = loaded.config;
-  const logger = pino({ level: config.logLevel, base: { master_id: config.masterId }, timestamp: pino.stdTimeFunctions.isoTime });
+  const logger = pino({
+    level: config.logLevel,
+    base: { master_id: config.masterId },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  });
 
   let kv: Kv;
   try {
@@ -46,7 +50,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   if (config.etcd.endpoints.length === 0) {
-    logger.warn('ETCD_ENDPOINTS is empty: using the embedded in-memory store (single master, not durable; state is lost on exit)');
+    logger.warn(
+      'ETCD_ENDPOINTS is empty: using the embedded in-memory store (single master, not durable; state is lost on exit)',
+    );
   }
 
   const clock = systemClock;
@@ -71,7 +77,8 @@ export async function main(argv: readonly string[]): Promise<void> {
         pools: { general: config.pools.taskConcurrency, merge: config.pools.mergeWalConcurrency },
       },
       onSessionEvent: (e) => {
-        if (e.type === 'lost') logger.warn({ lease: e.leaseId }, 'session lost: not claiming; in-flight claims will be discarded');
+        if (e.type === 'lost')
+          logger.warn({ lease: e.leaseId }, 'session lost: not claiming; in-flight claims will be discarded');
         else if (e.type === 'renewed') logger.info({ lease: e.leaseId }, 'session renewed');
         else logger.warn({ err: e.error }, 'session renewal failed; retrying');
       },
@@ -119,7 +126,10 @@ export async function main(argv: readonly string[]): Promise<void> {
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal, running: scheduler.runningCount() }, 'shutting down: no new claims; letting running tasks finish');
+    logger.info(
+      { signal, running: scheduler.runningCount() },
+      'shutting down: no new claims; letting running tasks finish',
+    );
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // 'listening' may never have happened (listen error): close() then calls back at once.
     if ('closeIdleConnections' in server) server.closeIdleConnections();
@@ -152,7 +162,9 @@ async function openKv(config: Config): Promise<Kv> {
     try {
       return await readFile(path);
     } catch (err) {
-      throw new Error(`${setting}: cannot read '${path}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+      throw new Error(`${setting}: cannot read '${path}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+        cause: err,
+      });
     }
   };
   const tls = etcd.caCert

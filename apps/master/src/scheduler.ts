@@ -87,16 +87,15 @@ export class Scheduler {
   readonly #workers = new Map<string, WorkerStatus>();
   #queueWatch: { close(): Promise<void> } | undefined;
   #started = false;
+  /** Periodic jobs (scan, sweeps) between waking up and finishing, this process. */
+  #jobs = 0;
 
   constructor(deps: SchedulerDeps) {
     this.#d = deps;
     const { taskConcurrency, mergeWalConcurrency } = deps.config.pools;
     this.#pools =
       mergeWalConcurrency > 0
-        ? [
-            pool('general', ['compact'], taskConcurrency),
-            pool('merge', ['merge_wal'], mergeWalConcurrency),
-          ]
+        ? [pool('general', ['compact'], taskConcurrency), pool('merge', ['merge_wal'], mergeWalConcurrency)]
         : [pool('general', TASK_KINDS, taskConcurrency)];
     for (const endpoint of deps.config.workers.endpoints) {
       this.#workers.set(endpoint, { endpoint, ok: null, error: null, last_scan_at: null, stores: 0 });
@@ -126,16 +125,24 @@ export class Scheduler {
     const running = this.#pools.flatMap((p) => [...p.running]);
     const grace = new AbortController();
     const allDone = Promise.all(running).then(() => true);
-    const timedOut = this.#d.clock.sleep(graceMs, grace.signal).then(
-      () => false,
-      () => false,
-    );
+    const timedOut =
+      graceMs > 0
+        ? this.#d.clock.sleep(graceMs, grace.signal).then(
+            () => false,
+            () => false,
+          )
+        : Promise.resolve(false);
     const finished = await Promise.race([allDone, timedOut]);
     grace.abort();
     const abandoned = finished ? 0 : this.runningCount();
     if (!finished) this.#abandon.abort();
     await Promise.all(this.#loops);
     return { finished, abandoned };
+  }
+
+  /** True when no task runs and no periodic job is between waking up and finishing here. */
+  get idle(): boolean {
+    return this.#jobs === 0 && this.runningCount() === 0;
   }
 
   /** Tasks running in this process. */
@@ -172,7 +179,13 @@ export class Scheduler {
     }
     for (const f of result.failed) {
       const prev = this.#workers.get(f.endpoint);
-      this.#workers.set(f.endpoint, { endpoint: f.endpoint, ok: false, error: f.error, last_scan_at: now, stores: prev?.stores ?? 0 });
+      this.#workers.set(f.endpoint, {
+        endpoint: f.endpoint,
+        ok: false,
+        error: f.error,
+        last_scan_at: now,
+        stores: prev?.stores ?? 0,
+      });
     }
     const existing = new Map((await store.listStats()).map((r) => [r.name, r]));
     const changed: StoreStats[] = [];
@@ -240,10 +253,13 @@ export class Scheduler {
     const tickMs = Math.min(5000, Math.max(100, Math.floor(intervalMs / 4)));
     const loop = async (): Promise<void> => {
       while (!this.#stop.signal.aborted) {
+        this.#jobs++;
         try {
           if (await this.#d.store.runEvery(name, intervalMs)) await job();
         } catch (err) {
           this.#d.logger.warn({ err, job: name }, `${name} failed`);
+        } finally {
+          this.#jobs--;
         }
         if (!(await this.#sleep(tickMs))) return;
       }
@@ -292,6 +308,8 @@ export class Scheduler {
           { onError: () => dead.abort() },
         );
         if (this.#stop.signal.aborted) break;
+        // Anything queued before the watch existed raised no event: look once more.
+        this.#wakeAll();
         await new Promise<void>((resolve) => {
           dead.signal.addEventListener('abort', () => resolve(), { once: true });
           this.#stop.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -363,7 +381,10 @@ export class Scheduler {
       outcome = { ok: false, error: `executor failed: ${String(err)}`, errorClass: 'infrastructure' };
     }
     if (this.#abandon.signal.aborted) {
-      this.#d.logger.warn({ task_id: task.id, kind: task.kind, target: task.target }, 'task abandoned at shutdown; peers will recover it');
+      this.#d.logger.warn(
+        { task_id: task.id, kind: task.kind, target: task.target },
+        'task abandoned at shutdown; peers will recover it',
+      );
       return;
     }
     const seconds = (clock.now() - started) / 1000;
@@ -381,7 +402,11 @@ export class Scheduler {
     };
     if (!finished) return;
     if (outcome.ok) this.#d.logger.info({ ...line, state: 'done', detail: outcome.detail }, 'task done');
-    else this.#d.logger.warn({ ...line, state: 'failed', error: outcome.error, error_class: outcome.errorClass }, 'task failed');
+    else
+      this.#d.logger.warn(
+        { ...line, state: 'failed', error: outcome.error, error_class: outcome.errorClass },
+        'task failed',
+      );
     this.#cooldownEffects(finished);
   }
 
@@ -393,7 +418,10 @@ export class Scheduler {
         return await this.#d.store.finish(claim, outcome);
       } catch (err) {
         if (err instanceof ClaimLostError) {
-          this.#d.logger.warn({ task_id: claim.task.id, kind: claim.task.kind, target: claim.task.target }, 'claim lost before completion; result discarded');
+          this.#d.logger.warn(
+            { task_id: claim.task.id, kind: claim.task.kind, target: claim.task.target },
+            'claim lost before completion; result discarded',
+          );
           return undefined;
         }
         if (!(err instanceof StoreUnavailableError) || this.#abandon.signal.aborted) {

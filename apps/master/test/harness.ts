@@ -45,7 +45,7 @@ export function testConfig(overrides: DeepPartial<Config> = {}): Config {
     }
     return out;
   };
-  return merge(base as unknown as Record<string, unknown>, overrides as Record<string, unknown>) as unknown as Config;
+  return merge(base as unknown as Record<string, unknown>, overrides) as unknown as Config;
 }
 
 /** One master wired like main.ts does, on a real etcd, with a FakeClock and captured logs. */

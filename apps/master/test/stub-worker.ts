@@ -29,7 +29,9 @@ export interface StubWorker {
  * Starts a stub worker whose replies come from `handler`. Hung requests are released when the
  * stub closes, so tests never leak sockets.
  */
-export async function startStubWorker(handler: (req: StubRequest) => StubReply | Promise<StubReply>): Promise<StubWorker> {
+export async function startStubWorker(
+  handler: (req: StubRequest) => StubReply | Promise<StubReply>,
+): Promise<StubWorker> {
   const requests: StubRequest[] = [];
   const sockets = new Set<Socket>();
   let inFlight = 0;
