@@ -13,6 +13,8 @@ import { setTimeout as setTimeoutCb } from 'node:timers';
 export interface EtcdServer {
   /** Client URL, e.g. `http://127.0.0.1:41234`. */
   readonly clientUrl: string;
+  readonly clientPort: number;
+  readonly peerPort: number;
   readonly dataDir: string;
   /** Stops etcd (SIGKILL after 5 s) and removes the data dir unless `keepData`. */
   stop(options?: { keepData?: boolean }): Promise<void>;
@@ -130,5 +132,5 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
     }
     await delay(25);
   }
-  return { clientUrl, dataDir, stop };
+  return { clientUrl, clientPort, peerPort, dataDir, stop };
 }

@@ -1,0 +1,162 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EtcdKv } from '@maintd/core';
+import { freePort, startEtcd } from '@maintd/core/testing';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { startStubWorker } from '../test/stub-worker.js';
+import { eventually } from '../test/harness.js';
+import { settings } from './env.js';
+
+const BIN = join(dirname(fileURLToPath(import.meta.url)), '../bin/maintd.js');
+const endpoints = inject('etcdEndpoints');
+
+interface Daemon {
+  readonly proc: ChildProcess;
+  readonly url: string;
+  readonly output: () => string;
+  readonly exited: Promise<number | null>;
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+/** Runs the real `maintd` binary with `env` (on top of a minimal environment). */
+async function startDaemon(env: Record<string, string>): Promise<Daemon> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, [BIN], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      MASTER_HOST: '127.0.0.1',
+      MASTER_PORT: String(port),
+      LOG_LEVEL: 'debug',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(proc);
+  let out = '';
+  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  await eventually(async () => {
+    if (proc.exitCode !== null) throw new Error(`maintd exited early:\n${out}`);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  }, 20_000);
+  return { proc, url, output: () => out, exited };
+}
+
+/** Runs `maintd` to completion and returns its exit code and output. */
+async function runOnce(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string }> {
+  const proc = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+  let out = '';
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
+  return { code, out };
+}
+
+describe('the maintd binary', () => {
+  it('documents every setting in --help and --print-config, redacting secrets', async () => {
+    const help = await runOnce(['--help']);
+    expect(help.code).toBe(0);
+    for (const s of settings) {
+      expect(help.out).toContain(s.flag);
+      expect(help.out).toContain(s.env);
+    }
+    const printed = await runOnce(['--print-config'], { MASTER_API_TOKEN: 'tok-123', WORKER_TOKEN: 'wtok-456' });
+    expect(printed.code).toBe(0);
+    for (const s of settings) expect(printed.out).toMatch(new RegExp(`^${s.env}=`, 'm'));
+    expect(printed.out).toContain('MASTER_API_TOKEN=<redacted>');
+    expect(printed.out).not.toContain('tok-123');
+    expect(printed.out).not.toContain('wtok-456');
+  });
+
+  it('refuses a bad setting at startup, naming it, with a non-zero exit', async () => {
+    const r = await runOnce([], { TASK_COOLDOWN_JITTER: '1.5' });
+    expect(r.code).toBe(2);
+    expect(r.out).toMatch(/TASK_COOLDOWN_JITTER \(--task-cooldown-jitter\)/);
+  });
+
+  it('fails at startup with a clear message when etcd cannot be reached', async () => {
+    const port = await freePort();
+    const r = await runOnce([], { ETCD_ENDPOINTS: `http://127.0.0.1:${port}`, MASTER_PORT: String(await freePort()) });
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/cannot open the task store: etcd unavailable/);
+  }, 30_000);
+
+  it('on SIGTERM lets a running task finish, revokes its session and exits 0', async () => {
+    const worker = await startStubWorker((req) =>
+      req.path.includes('/merge-wal/')
+        ? { status: 200, body: { reclaimed: 3 }, delayMs: 1500 }
+        : { status: 200, body: { stores: [] } },
+    );
+    const prefix = `/e2e/${randomUUID()}`;
+    const kv = new EtcdKv({ endpoints });
+    try {
+      const d = await startDaemon({
+        ETCD_ENDPOINTS: endpoints.join(','),
+        ETCD_PREFIX: prefix,
+        ETCD_LEASE_TTL_SECS: '5',
+        WORKER_ENDPOINTS: worker.url,
+      });
+      const res = await fetch(`${d.url}/api/v1/tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ kind: 'merge_wal', target: 'store-1' }),
+      });
+      const task = (await res.json()) as { id: string };
+      await eventually(async () => {
+        const t = (await (await fetch(`${d.url}/api/v1/tasks/${task.id}`)).json()) as { state: string };
+        expect(t.state).toBe('running');
+      });
+      expect((await kv.range(`${prefix}/masters/`)).count).toBe(1);
+      d.proc.kill('SIGTERM');
+      expect(await d.exited).toBe(0);
+      const record = JSON.parse((await kv.get(`${prefix}/tasks/${task.id}`))!.value) as {
+        state: string;
+        detail: string;
+      };
+      expect(record).toMatchObject({ state: 'done', detail: 'merged 3 generations across 1/1 workers' });
+      expect((await kv.range(`${prefix}/masters/`)).count).toBe(0);
+      expect((await kv.range(`${prefix}/claims/`)).count).toBe(0);
+      expect(d.output()).toContain('"msg":"stopped"');
+    } finally {
+      await kv.deletePrefix(`${prefix}/`);
+      await kv.close();
+      await worker.close();
+    }
+  }, 60_000);
+
+  it('reports not ready while etcd is down and ready again when it returns, without a restart', async () => {
+    const etcd = await startEtcd();
+    let restarted: Awaited<ReturnType<typeof startEtcd>> | undefined;
+    try {
+      const d = await startDaemon({ ETCD_ENDPOINTS: etcd.clientUrl, ETCD_LEASE_TTL_SECS: '5' });
+      expect((await fetch(`${d.url}/readyz`)).status).toBe(200);
+      await etcd.stop({ keepData: true });
+      await eventually(async () => {
+        const r = await fetch(`${d.url}/readyz`);
+        expect(r.status).toBe(503);
+        expect(await r.json()).toMatchObject({ ready: false, store: 'unavailable' });
+      }, 20_000);
+      // Reads that need etcd answer 503, not 500, and the process stays up.
+      expect((await fetch(`${d.url}/api/v1/tasks`)).status).toBe(503);
+      restarted = await startEtcd({ dataDir: etcd.dataDir, clientPort: etcd.clientPort, peerPort: etcd.peerPort });
+      await eventually(async () => expect((await fetch(`${d.url}/readyz`)).status).toBe(200), 30_000);
+      expect(d.proc.exitCode).toBeNull();
+      d.proc.kill('SIGTERM');
+      expect(await d.exited).toBe(0);
+    } finally {
+      await restarted?.stop();
+      await etcd.stop().catch(() => undefined);
+    }
+  }, 90_000);
+});
