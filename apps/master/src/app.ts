@@ -14,6 +14,7 @@ import {
   TaskKindSchema,
   TaskRecordSchema,
   TaskStateSchema,
+  type ListTasksQuery,
   type TaskStore,
   ValidationError,
 } from '@maintd/core';
@@ -33,6 +34,7 @@ export const MAX_BODY_BYTES = 16 * 1024;
 const SSE_BUFFER_LIMIT = 1000;
 const SSE_HEARTBEAT_MS = 15_000;
 const READY_TIMEOUT_MS = 2000;
+const JSON_TYPE = { 'content-type': 'application/json' } as const;
 
 /** Everything the HTTP API needs; `main.ts` wires the real ones. */
 export interface AppDeps {
@@ -224,14 +226,20 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     },
   });
 
+  const reads = new ReadCache(deps.events);
   app.use('*', httpMetrics(metrics));
-  app.use(
-    '/api/v1/*',
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) => c.json({ error: `request body over ${MAX_BODY_BYTES} bytes` }, 413),
-    }),
-  );
+  // This master's own mutations must be visible to its next read even before the watch reports them.
+  app.use('/api/v1/*', async (c, next) => {
+    await next();
+    if (MUTATING.has(c.req.method)) reads.clear();
+  });
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) => c.json({ error: `request body over ${MAX_BODY_BYTES} bytes` }, 413),
+  });
+  // Only where a body can matter: touching the body of a GET makes the Node adapter build a full
+  // fetch Request, which costs more than the rest of a cached read.
+  app.use('/api/v1/*', (c, next) => (MUTATING.has(c.req.method) ? limitBody(c, next) : next()));
   app.use('/api/v1/*', mutationGuard(deps.apiToken));
 
   app.openapi(enqueueRoute, async (c) => {
@@ -244,16 +252,20 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     return res.created ? c.json(res.task, 202) : c.json(res.task, 200);
   });
 
+  const sharedTasks = reads.cached('task', async (query: string) => {
+    const page = await store.listTasks(JSON.parse(query) as ListTasksQuery);
+    return JSON.stringify({ tasks: page.tasks, total: page.total, next_cursor: page.nextCursor });
+  });
   app.openapi(listTasksRoute, async (c) => {
     const q = c.req.valid('query');
-    const page = await store.listTasks({
+    const query: ListTasksQuery = {
       limit: q.limit,
       ...(q.state ? { state: q.state } : {}),
       ...(q.kind ? { kind: q.kind } : {}),
       ...(q.target ? { target: q.target } : {}),
       ...(q.cursor ? { cursor: q.cursor } : {}),
-    });
-    return c.json({ tasks: [...page.tasks], total: page.total, next_cursor: page.nextCursor }, 200);
+    };
+    return c.body(await sharedTasks(JSON.stringify(query)), 200, JSON_TYPE) as never;
   });
 
   app.openapi(getTaskRoute, async (c) => {
@@ -263,10 +275,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     return c.json(task, 200);
   });
 
+  const sharedCooldowns = reads.cached('cooldown', (kind: string, all: boolean) =>
+    store
+      .listCooldowns({ ...(kind ? { kind: kind as z.infer<typeof TaskKindSchema> } : {}), all })
+      .then((l) => JSON.stringify(l)),
+  );
   app.openapi(listCooldownsRoute, async (c) => {
     const q = c.req.valid('query');
-    const list = await store.listCooldowns({ ...(q.kind ? { kind: q.kind } : {}), all: q.all ?? false });
-    return c.json(list, 200);
+    return c.body(await sharedCooldowns(q.kind ?? '', q.all ?? false), 200, JSON_TYPE) as never;
   });
 
   app.openapi(resetCooldownRoute, async (c) => {
@@ -403,6 +419,57 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
 
   return app;
+}
+
+/**
+ * Serialised list responses, shared by concurrent readers and kept until the event watch reports
+ * a change of their kind (the informer pattern): a fleet of dashboards polling the same lists
+ * costs one etcd read per change, not one per request, and never sees data older than the
+ * watch. Without a live watch, identical concurrent requests still share one read, but nothing
+ * is kept.
+ */
+class ReadCache {
+  static readonly MAX_ENTRIES = 64;
+  readonly #hub: EventHub | undefined;
+  readonly #entries = new Map<string, { generation: number; body: Promise<string> }>();
+
+  constructor(hub: EventHub | undefined) {
+    this.#hub = hub;
+    hub?.subscribe((e) => {
+      const kind = e.type === 'cooldown' ? 'cooldown' : 'task';
+      for (const key of this.#entries.keys()) if (key.startsWith(`${kind}:`)) this.#entries.delete(key);
+    });
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+
+  cached<A extends (string | boolean)[]>(
+    kind: 'task' | 'cooldown',
+    compute: (...args: A) => Promise<string>,
+  ): (...args: A) => Promise<string> {
+    return (...args) => {
+      const key = `${kind}:${JSON.stringify(args)}`;
+      const live = this.#hub?.live ?? false;
+      const generation = this.#hub?.generation ?? -1;
+      const hit = this.#entries.get(key);
+      if (hit && hit.generation === generation) return hit.body;
+      const body = compute(...args);
+      const entry = { generation, body };
+      this.#entries.set(key, entry);
+      const drop = (): void => {
+        if (this.#entries.get(key) === entry) this.#entries.delete(key);
+      };
+      // Without a live watch only the in-flight read is shared; failures are never kept.
+      body.then(() => (live ? undefined : drop()), drop);
+      if (this.#entries.size > ReadCache.MAX_ENTRIES) {
+        const oldest = this.#entries.keys().next();
+        if (!oldest.done) this.#entries.delete(oldest.value);
+      }
+      return body;
+    };
+  }
 }
 
 /** Counts and times every request by its route template (never the raw path: bounded labels). */

@@ -40,6 +40,8 @@ export class EventHub {
   readonly #stop = new AbortController();
   #watches: Watch[] = [];
   #lastRevision = 0;
+  #live = false;
+  #generation = 0;
   #loop: Promise<void> | undefined;
 
   constructor(kv: Kv, keys: Keys, clock: Clock, logger: Logger) {
@@ -58,6 +60,19 @@ export class EventHub {
   subscribe(listener: (e: MaintdEvent) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * True while both watches are established: only then does every change reach listeners, so
+   * only then may a listener trust a cache it invalidates on events.
+   */
+  get live(): boolean {
+    return this.#live;
+  }
+
+  /** Changes whenever the watches are (re)established or lost; stamps caches built on events. */
+  get generation(): number {
+    return this.#generation;
   }
 
   /** Number of connected listeners. */
@@ -83,6 +98,8 @@ export class EventHub {
           await this.#kv.watch(tasks, (events) => this.#onTasks(tasks, events), opts),
           await this.#kv.watch(cool, (events) => this.#onCooldowns(cool, events), opts),
         ];
+        this.#live = true;
+        this.#generation++;
         await new Promise<void>((resolve) => {
           dead.signal.addEventListener('abort', () => resolve(), { once: true });
           this.#stop.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -90,6 +107,8 @@ export class EventHub {
       } catch (err) {
         this.#logger.debug({ err }, 'event watch failed; retrying');
       }
+      this.#live = false;
+      this.#generation++;
       await Promise.all(this.#watches.map((w) => w.close().catch(() => undefined)));
       this.#watches = [];
       if (dead.signal.aborted) this.#lastRevision = 0; // compacted or broken: resume from now

@@ -142,7 +142,11 @@ export interface HeldLock {
 
 const QUEUE_PAGE = 256;
 const KNOWN_LIMIT = 4096;
-const SCAN_PAGE = 500;
+// Large pages: a sweep reads stats, cooldowns and dedupe keys in one round trip each up to this
+// many stores (about 3 MB of cooldown records), so its cost does not grow with the fleet.
+const SCAN_PAGE = 10_000;
+// History scans are background work over the biggest prefix: small pages keep memory flat.
+const HISTORY_PAGE = 1000;
 const DELETE_BATCH = 100;
 const ENQUEUE_ATTEMPTS = 4;
 const COOLDOWN_ATTEMPTS = 64;
@@ -168,6 +172,8 @@ export class TaskStore {
   #finishesSincePrune = 0;
   /** Before this time no retained terminal task can reach the history TTL (from the last scan). */
   #nextTtlDue = -Infinity;
+  /** Lower bound (ms) that last held the newest page (see #newestKeys). */
+  #lowHint: number | undefined;
   /** Queue page reads in flight, by queue prefix (see #queuePage). */
   readonly #pagesInFlight = new Map<string, Promise<RangeResult>>();
   /** Queued records this instance wrote, with their revision (see #remember). */
@@ -294,13 +300,19 @@ export class TaskStore {
     const filtered = query.state !== undefined || query.kind !== undefined || query.target !== undefined;
     const from = query.cursor ? prefix + query.cursor : undefined;
     if (!filtered) {
-      const [page, all] = await Promise.all([
-        this.#kv.range(prefix, { limit: limit + 1, reverse: true, ...(from ? { fromKey: from } : {}) }),
-        this.#kv.range(prefix, { countOnly: true }),
-      ]);
-      const tasks = page.kvs.slice(0, limit).map((kv) => decode(TaskRecordSchema, kv));
-      const next = page.kvs[limit];
-      return { tasks, total: all.count, nextCursor: next ? next.key.slice(prefix.length) : null };
+      const [keys, total] = await Promise.all([this.#newestKeys(limit + 1, from), this.#taskCount()]);
+      const shown = keys.slice(0, limit);
+      const oldest = shown.at(-1);
+      const newest = shown[0];
+      const page =
+        oldest && newest ? await this.#kv.range(prefix, { fromKey: oldest, toKey: `${newest}\0` }) : { kvs: [] };
+      const byKey = new Map(page.kvs.map((kv) => [kv.key, kv]));
+      const tasks = shown.flatMap((k) => {
+        const kv = byKey.get(k);
+        return kv ? [decode(TaskRecordSchema, kv)] : [];
+      });
+      const next = keys[limit];
+      return { tasks, total, nextCursor: next ? next.slice(prefix.length) : null };
     }
     const match = (t: TaskRecord): boolean =>
       (query.state === undefined || t.state === query.state) &&
@@ -318,6 +330,55 @@ export class TaskStore {
       else nextCursor ??= kv.key.slice(prefix.length);
     }
     return { tasks, total, nextCursor };
+  }
+
+  /**
+   * The newest `n` task keys at or before `through` (inclusive), newest first. Avoids etcd's
+   * descending range, which reads the whole prefix to sort it: ids are UUIDv7, so a key is
+   * bounded below by the time it encodes, and windows of growing age are probed until one holds
+   * `n` keys. Typically one or two small reads, whatever the size of the history.
+   */
+  async #newestKeys(n: number, through: string | undefined): Promise<string[]> {
+    const prefix = this.keys.tasksPrefix;
+    const toKey = through !== undefined ? `${through}\0` : undefined;
+    // Other masters' clocks may run a little ahead: the first window ends slightly in the future.
+    const top =
+      (through !== undefined ? idTime(through.slice(prefix.length)) : undefined) ?? this.#clock.now() + 60_000;
+    const cap = 4 * n;
+    // The lower bound (a time) that last held the newest page stays right until enough new tasks
+    // arrive, so the first page usually costs one read.
+    let low = through === undefined && this.#lowHint !== undefined && this.#lowHint < top ? this.#lowHint : top - 1000;
+    let tooNew = Infinity; // a lower bound known to leave fewer than n keys
+    let tooOld = -Infinity; // a lower bound known to leave more than `cap` keys
+    const read = (lowMs: number, limit?: number): Promise<RangeResult> =>
+      this.#kv.range(prefix, {
+        keysOnly: true,
+        ...(limit ? { limit } : {}),
+        ...(lowMs > 0 ? { fromKey: prefix + idLowerBound(lowMs) } : {}),
+        ...(toKey ? { toKey } : {}),
+      });
+    for (let probe = 0; probe < 64; probe++) {
+      const res = await read(low, cap + 1);
+      if ((res.count >= n && res.count <= cap) || (res.count < n && low <= 0)) {
+        if (through === undefined) this.#lowHint = low;
+        return newestFirst(res.kvs, n);
+      }
+      if (res.count < n) tooNew = low;
+      else tooOld = low;
+      if (tooNew - tooOld <= 1) {
+        // More than `cap` keys within one millisecond (a burst): read that window whole.
+        return newestFirst((await read(tooOld)).kvs, n);
+      }
+      if (tooOld === -Infinity) low = Math.max(0, top - (top - low) * 4);
+      else if (tooNew === Infinity) low = top - Math.floor((top - low) / 4);
+      else low = Math.floor((tooNew + tooOld) / 2);
+    }
+    throw new ContentionError('could not find the newest tasks: the history kept changing under the search');
+  }
+
+  /** Count of all task records. */
+  async #taskCount(): Promise<number> {
+    return (await this.#kv.range(this.keys.tasksPrefix, { countOnly: true })).count;
   }
 
   /** Number of queued tasks (of one kind, or all). */
@@ -657,7 +718,7 @@ export class TaskStore {
     const now = this.#clock.now();
     const terminal: { id: string; at: number }[] = [];
     const protectedIds = new Set<string>();
-    for await (const kv of this.#scan(this.keys.tasksPrefix)) {
+    for await (const kv of this.#scan(this.keys.tasksPrefix, false, false, HISTORY_PAGE)) {
       const t = decode(TaskRecordSchema, kv);
       if (isTerminal(t.state)) terminal.push({ id: t.id, at: t.finished_at ?? t.enqueued_at });
       else for (const d of t.depends_on ?? []) protectedIds.add(d);
@@ -874,11 +935,11 @@ export class TaskStore {
   }
 
   /** Pages through a prefix without loading it in one response. */
-  async *#scan(prefix: string, reverse = false, keysOnly = false): AsyncGenerator<KeyValue> {
+  async *#scan(prefix: string, reverse = false, keysOnly = false, pageSize = SCAN_PAGE): AsyncGenerator<KeyValue> {
     let from: string | undefined;
     for (;;) {
       const page = await this.#kv.range(prefix, {
-        limit: SCAN_PAGE,
+        limit: pageSize,
         reverse,
         keysOnly,
         ...(from !== undefined ? { fromKey: from } : {}),
@@ -891,6 +952,25 @@ export class TaskStore {
       from = reverse ? last.key : `${last.key}\0`;
     }
   }
+}
+
+function newestFirst(kvs: readonly KeyValue[], n: number): string[] {
+  return kvs
+    .slice(-n)
+    .map((kv) => kv.key)
+    .reverse();
+}
+
+/** The smallest UUIDv7 text for a millisecond timestamp: every id minted at or after it sorts ≥. */
+function idLowerBound(ms: number): string {
+  const hex = Math.floor(ms).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
+}
+
+/** The millisecond timestamp a UUIDv7 encodes, if it is one. */
+function idTime(id: string): number | undefined {
+  const m = /^([0-9a-f]{8})-([0-9a-f]{4})-7/.exec(id);
+  return m ? parseInt(`${m[1]}${m[2]}`, 16) : undefined;
 }
 
 function stripRun(t: TaskRecord): TaskRecord {

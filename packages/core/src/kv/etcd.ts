@@ -65,6 +65,8 @@ export class EtcdKv implements Kv {
     const tls = options.tls;
     const config: IOptions = {
       hosts: [...options.endpoints],
+      // Whole-prefix pages (10k records) exceed grpc-js's 4 MB default.
+      grpcOptions: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
       dialTimeout: callTimeoutMs,
       ...(options.auth
         ? {
@@ -116,6 +118,9 @@ export class EtcdKv implements Kv {
     if (options.fromKey !== undefined) {
       if (options.reverse) end = Buffer.concat([Buffer.from(options.fromKey), Buffer.from([0])]);
       else key = Buffer.from(options.fromKey);
+    }
+    if (options.toKey !== undefined && !options.reverse && Buffer.compare(Buffer.from(options.toKey), end) < 0) {
+      end = Buffer.from(options.toKey);
     }
     const res = await this.#call(() =>
       this.#client.kv.range({

@@ -278,6 +278,7 @@ export class MemoryKv implements Kv {
           lo = Math.max(start, b.lowerBound(options.fromKey));
         }
       }
+      if (options.toKey !== undefined && !options.reverse) hi = Math.min(hi, b.lowerBound(options.toKey));
       const count = Math.max(0, hi - lo);
       if (options.countOnly) {
         return Promise.resolve({ kvs: [], count, more: false, revision: b.revision });

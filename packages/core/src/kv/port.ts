@@ -27,14 +27,19 @@ export interface RangeOptions {
   readonly countOnly?: boolean;
   /** Start at this key (inclusive) instead of at the prefix; for paging. */
   readonly fromKey?: string;
-  /** Walk keys in descending order (the page then ends at `fromKey`, inclusive). */
+  /** Stop before this key (exclusive); ascending ranges only. */
+  readonly toKey?: string;
+  /**
+   * Walk keys in descending order (the page then ends at `fromKey`, inclusive). Note that etcd
+   * reads the whole range to sort it descending: O(keys under the prefix), not O(limit).
+   */
   readonly reverse?: boolean;
 }
 
 /** Result of {@link Kv.range}. */
 export interface RangeResult {
   readonly kvs: readonly KeyValue[];
-  /** Total number of keys under the prefix (in the `fromKey` window), ignoring `limit`. */
+  /** Total number of keys under the prefix (in the `fromKey`/`toKey` window), ignoring `limit`. */
   readonly count: number;
   /** True when `limit` cut the result short. */
   readonly more: boolean;

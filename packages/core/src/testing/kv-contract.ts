@@ -57,6 +57,12 @@ export function kvContract(name: string, makeHarness: () => Promise<KvHarness>):
       const keys = await kv.range(`${p}x/`, { keysOnly: true });
       expect(keys.kvs.map((e) => [e.key, e.value])).toEqual(['a', 'b', 'c', 'd'].map((k) => [`${p}x/${k}`, '']));
 
+      const window = await kv.range(`${p}x/`, { fromKey: `${p}x/b`, toKey: `${p}x/d` });
+      expect(window.kvs.map((e) => e.value)).toEqual(['b', 'c']);
+      expect(window.count).toBe(2);
+      expect((await kv.range(`${p}x/`, { toKey: `${p}x/c`, countOnly: true })).count).toBe(2);
+      expect((await kv.range(`${p}x/`, { toKey: `${p}y` })).count).toBe(4);
+
       const counted = await kv.range(`${p}x/`, { countOnly: true });
       expect(counted.count).toBe(4);
       expect(counted.kvs).toEqual([]);

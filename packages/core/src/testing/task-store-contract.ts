@@ -196,6 +196,31 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
       });
     });
 
+    describe('listing', () => {
+      it('pages every task newest first, however unevenly they are spread in time', async () => {
+        const s = await open();
+        const ids: string[] = [];
+        const gaps = [0, 1, 1, 3_600_000, 5, 86_400_000 * 3, 2, 0, 60_000, 1];
+        for (const [i, gap] of gaps.entries()) {
+          await h.clock.advance(gap);
+          ids.push((await s.enqueue('compact', `t-${i}`)).task.id);
+        }
+        await h.clock.advance(86_400_000 * 30);
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        for (;;) {
+          const page = await s.listTasks({ limit: 3, ...(cursor ? { cursor } : {}) });
+          expect(page.total).toBe(ids.length);
+          seen.push(...page.tasks.map((t) => t.id));
+          if (!page.nextCursor) break;
+          cursor = page.nextCursor;
+        }
+        expect(seen).toEqual([...ids].reverse());
+        const filtered = await s.listTasks({ target: 't-3' });
+        expect(filtered.tasks.map((t) => t.id)).toEqual([ids[3]]);
+      });
+    });
+
     describe('dependencies', () => {
       it('holds a dependent while its prerequisite runs, then runs it after success', async () => {
         const s = await open();

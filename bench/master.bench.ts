@@ -1,0 +1,327 @@
+/**
+ * pnpm bench:master — the master's sweep cost and API throughput against a real etcd, as
+ * ratios to baselines measured in the same run (one prefix read of the same stats rows; a bare
+ * Hono route), plus the master's RSS with a large history.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import {
+  DEFAULT_COOLDOWN_POLICY,
+  EtcdKv,
+  FakeClock,
+  type Kv,
+  TaskStore,
+  createIdGenerator,
+  encodeCooldown,
+  encodeTask,
+  keysFor,
+  seededRandom,
+} from '@maintd/core';
+import { Scheduler, createMetrics } from '@maintd/master';
+import type { Config } from '@maintd/master';
+import { freePort, startEtcd } from '@maintd/core/testing';
+import { pino } from 'pino';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+
+/** Counts round trips through the Kv port. */
+function counting(kv: Kv): { kv: Kv; calls: () => number; reset: () => void } {
+  let n = 0;
+  const wrap =
+    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+    (...a: A): Promise<R> => {
+      n++;
+      return f(...a);
+    };
+  return {
+    kv: {
+      get: wrap((k: string) => kv.get(k)),
+      range: wrap((p: string, o?: Parameters<Kv['range']>[1]) => kv.range(p, o)),
+      txn: wrap((c: Parameters<Kv['txn']>[0], s: Parameters<Kv['txn']>[1], f?: Parameters<Kv['txn']>[2]) =>
+        kv.txn(c, s, f),
+      ),
+      put: wrap((k: string, v: string, o?: { lease?: string }) => kv.put(k, v, o)),
+      delete: wrap((k: string) => kv.delete(k)),
+      deletePrefix: wrap((p: string) => kv.deletePrefix(p)),
+      grant: wrap((t: number, o?: Parameters<Kv['grant']>[1]) => kv.grant(t, o)),
+      watch: (p, l, o) => kv.watch(p, l, o),
+      revision: wrap(() => kv.revision()),
+      close: () => kv.close(),
+    },
+    calls: () => n,
+    reset: () => (n = 0),
+  };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+function config(prefix: string, endpoints: string[]): Config {
+  return {
+    host: '127.0.0.1',
+    port: 0,
+    masterId: 'bench',
+    apiToken: undefined,
+    etcd: {
+      endpoints,
+      prefix,
+      username: undefined,
+      password: undefined,
+      caCert: undefined,
+      clientCert: undefined,
+      clientKey: undefined,
+      leaseTtlSecs: 30,
+    },
+    workers: { endpoints: [], token: undefined, timeoutSecs: 60 },
+    intervals: { statsScanSecs: 0, mergeWalSecs: 0, compactionSecs: 0 },
+    sweeps: { mergeWalMinGenerations: 8, minFragments: 16, maxNewTasks: 256 },
+    pools: { taskConcurrency: 4, mergeWalConcurrency: 4 },
+    tasks: { maxAttempts: 5, historyLimit: 1_000_000, historyTtlSecs: 0 },
+    cooldown: { ...DEFAULT_COOLDOWN_POLICY, afterFailures: 1, maxPercent: 100 },
+    shutdownGraceSecs: 1,
+    logLevel: 'silent',
+  };
+}
+
+async function sweepCost(endpoints: string[], stores: number): Promise<string> {
+  const prefix = `/bench/sweep/${randomUUID()}`;
+  const raw = new EtcdKv({ endpoints });
+  const c = counting(raw);
+  const clock = new FakeClock();
+  const store = await TaskStore.open({
+    kv: c.kv,
+    clock,
+    prefix,
+    masterId: 'bench',
+    historyLimit: 1_000_000,
+    cooldown: config(prefix, endpoints).cooldown,
+  });
+  const names = Array.from({ length: stores }, (_, i) => `store-${String(i).padStart(6, '0')}`);
+  const over = (i: number): boolean => i % 20 === 0; // 5% need a merge
+  await store.putStats(
+    names.map((name, i) => ({
+      name,
+      pending_wal_generations: over(i) ? 50 : 1,
+      fragment_count: 1,
+      row_count: 1,
+      owners: [],
+      scanned_at: 0,
+    })),
+  );
+  for (let i = 0; i < stores; i += 100)
+    await store.recordFailure('merge_wal', names[i]!, `t${i}`, 'Not found', 'target'); // 1% cooling
+  for (let i = 0; i < stores; i++)
+    if (over(i) && i % 100 !== 0) await store.enqueue('merge_wal', names[i]!, { source: 'sweep' });
+  const scheduler = new Scheduler({
+    store,
+    kv: c.kv,
+    config: config(prefix, endpoints),
+    clock,
+    logger: pino({ level: 'silent' }),
+    metrics: createMetrics(),
+  });
+
+  const sweepTimes: number[] = [];
+  let trips = 0;
+  let last = { enqueued: 0, cooldown: 0, active: 0 };
+  for (let i = 0; i < 5; i++) {
+    c.reset();
+    const t0 = performance.now();
+    const r = await scheduler.sweepOnce('merge_wal');
+    sweepTimes.push(performance.now() - t0);
+    trips = c.calls();
+    last = { enqueued: r.enqueued, cooldown: r.skipped.cooldown, active: r.skipped.active };
+  }
+  const baseTimes: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    await raw.range(store.keys.statsPrefix);
+    baseTimes.push(performance.now() - t0);
+  }
+  // Ten more stores cross the threshold: the next sweep costs ten transactions more.
+  await store.putStats(
+    names
+      .slice(1, 11)
+      .map((name) => ({
+        name,
+        pending_wal_generations: 50,
+        fragment_count: 1,
+        row_count: 1,
+        owners: [],
+        scanned_at: 0,
+      })),
+  );
+  c.reset();
+  const withNew = await scheduler.sweepOnce('merge_wal');
+  const tripsWithNew = c.calls();
+  await store.close();
+  await raw.deletePrefix(`${prefix}/`);
+  await raw.close();
+  const ratio = median(sweepTimes) / median(baseTimes);
+  return `| ${stores} | ${last.cooldown} cooling, ${last.active} active, ${last.enqueued} new | ${trips} | ${tripsWithNew} (${withNew.enqueued} new) | ${median(sweepTimes).toFixed(1)} | ${median(baseTimes).toFixed(1)} | ${ratio.toFixed(2)} |`;
+}
+
+async function seedHistory(endpoints: string[], prefix: string, tasks: number, cooldowns: number): Promise<void> {
+  const kv = new EtcdKv({ endpoints });
+  const keys = keysFor(prefix);
+  const clock = new FakeClock(Date.now() - tasks * 10);
+  const newId = createIdGenerator(clock, seededRandom(7));
+  for (let i = 0; i < tasks; i += 100) {
+    const ops = [];
+    for (let j = i; j < Math.min(tasks, i + 100); j++) {
+      await clock.advance(10);
+      const id = newId();
+      const t = clock.now();
+      ops.push({
+        type: 'put' as const,
+        key: keys.task(id),
+        value: encodeTask({
+          id,
+          kind: j % 2 ? 'merge_wal' : 'compact',
+          target: `store-${j % 5000}`,
+          state: 'done',
+          source: 'sweep',
+          enqueued_at: t,
+          started_at: t,
+          finished_at: t + 5,
+          attempt: 1,
+          detail: 'merged 12 generations across 3/3 workers',
+        }),
+      });
+    }
+    await kv.txn([], ops);
+  }
+  for (let i = 0; i < cooldowns; i += 100) {
+    const ops = [];
+    for (let j = i; j < Math.min(cooldowns, i + 100); j++) {
+      const target = `broken-${j}`;
+      ops.push({
+        type: 'put' as const,
+        key: keys.cooldown('merge_wal', target),
+        value: encodeCooldown({
+          kind: 'merge_wal',
+          target,
+          failures: 4,
+          until_ms: Date.now() + 3_600_000,
+          last_error: 'http://w1: HTTP 500: Not found: /data/x.lance/data/0.lance',
+          last_error_class: 'target',
+          first_failure_ms: 1,
+          last_failure_ms: 2,
+          last_task_id: 't',
+        }),
+      });
+    }
+    await kv.txn([], ops);
+  }
+  await kv.close();
+}
+
+function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, args, {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function waitHttp(url: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} never came up`);
+}
+
+async function load(url: string): Promise<{ rps: number; p99: number; errors: number }> {
+  const r = await autocannon({ url, connections: 50, duration: SECONDS });
+  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+const given = process.env.ETCD_ENDPOINTS?.split(',').filter(Boolean);
+const etcd = given ? undefined : await startEtcd();
+const endpoints = given ?? [etcd!.clientUrl];
+const children: ChildProcess[] = [];
+try {
+  console.log(`maintd master benchmark — etcd at ${endpoints.join(',')}, ${SECONDS}s per load case`);
+  console.log('\n## Sweep cost (merge_wal; 5% of stores over threshold, 1% cooling, the rest of those active)\n');
+  console.log(
+    '| stores | sweep outcome | etcd round trips | with 10 new stores | sweep ms (median) | one prefix read of stats ms | ratio |',
+  );
+  console.log('|---:|---|---:|---:|---:|---:|---:|');
+  for (const n of [1000, 10_000]) console.log(await sweepCost(endpoints, n));
+
+  const prefix = `/bench/api/${randomUUID()}`;
+  const t0 = performance.now();
+  await seedHistory(endpoints, prefix, 100_000, 10_000);
+  console.log(`\nseeded 100k tasks and 10k cooldowns in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+  const barePort = await freePort();
+  const bare = spawnNode(
+    [
+      '--input-type=module',
+      '-e',
+      `import { serve } from '@hono/node-server'; import { Hono } from 'hono'; const app = new Hono(); app.get('/', (c) => c.json({ ok: true })); serve({ fetch: app.fetch, hostname: '127.0.0.1', port: ${barePort} });`,
+    ],
+    {},
+  );
+  children.push(bare);
+  const masterPort = await freePort();
+  const master = spawnNode([join(root, 'apps/master/bin/maintd.js')], {
+    ETCD_ENDPOINTS: endpoints.join(','),
+    ETCD_PREFIX: prefix,
+    MASTER_HOST: '127.0.0.1',
+    MASTER_PORT: String(masterPort),
+    TASK_HISTORY_LIMIT: '200000',
+    TASK_HISTORY_TTL_SECS: '0',
+    STATS_SCAN_INTERVAL_SECS: '0',
+    MERGE_WAL_INTERVAL_SECS: '0',
+    COMPACTION_INTERVAL_SECS: '0',
+    LOG_LEVEL: 'warn',
+  });
+  children.push(master);
+  await waitHttp(`http://127.0.0.1:${barePort}/`);
+  await waitHttp(`http://127.0.0.1:${masterPort}/readyz`);
+
+  const rss = async (): Promise<number> => {
+    const text = await (await fetch(`http://127.0.0.1:${masterPort}/metrics`)).text();
+    return Number(/^process_resident_memory_bytes (\S+)$/m.exec(text)?.[1] ?? NaN) / 1024 / 1024;
+  };
+  const rssIdle = await rss();
+  const baseline = await load(`http://127.0.0.1:${barePort}/`);
+  const tasks = await load(`http://127.0.0.1:${masterPort}/api/v1/tasks?limit=50`);
+  const rssTasks = await rss();
+  const cooldowns = await load(`http://127.0.0.1:${masterPort}/api/v1/scheduler/cooldowns`);
+  const rssCooldowns = await rss();
+  console.log('\n## API under 50 connections (autocannon), 100k tasks of history, 10k cooling targets\n');
+  console.log('| route | req/s | p99 ms | errors | ratio to bare Hono |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const [name, r] of [
+    ['bare Hono `GET /` (baseline)', baseline],
+    ['`GET /api/v1/tasks?limit=50`', tasks],
+    ['`GET /api/v1/scheduler/cooldowns`', cooldowns],
+  ] as const) {
+    console.log(`| ${name} | ${r.rps.toFixed(0)} | ${r.p99} | ${r.errors} | ${(r.rps / baseline.rps).toFixed(3)} |`);
+  }
+  console.log('\n## Master RSS (goal ≤ 200 MB with 100k tasks of history and 10k cooldowns)\n');
+  console.log('| when | RSS MB |');
+  console.log('|---|---:|');
+  console.log(`| started (history pruned, watches open), idle | ${rssIdle.toFixed(0)} |`);
+  console.log(`| after the \`/tasks\` load | ${rssTasks.toFixed(0)} |`);
+  console.log(`| after the \`/cooldowns\` load (50 × 3 MB responses in flight) | ${rssCooldowns.toFixed(0)} |`);
+  master.kill('SIGTERM');
+  await new Promise((r) => master.once('exit', r));
+  const kv = new EtcdKv({ endpoints });
+  await kv.deletePrefix(`${prefix}/`);
+  await kv.close();
+} finally {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  await etcd?.stop();
+}
