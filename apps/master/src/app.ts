@@ -233,7 +233,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     await next();
     if (MUTATING.has(c.req.method)) reads.clear();
   });
-  const limitBody = bodyLimit({
+  const limitBody: MiddlewareHandler<Env> = bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: (c) => c.json({ error: `request body over ${MAX_BODY_BYTES} bytes` }, 413),
   });
