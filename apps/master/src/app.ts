@@ -239,7 +239,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
   // Only where a body can matter: touching the body of a GET makes the Node adapter build a full
   // fetch Request, which costs more than the rest of a cached read.
-  app.use('/api/v1/*', (c, next) => (MUTATING.has(c.req.method) ? limitBody(c, next) : next()));
+  const limitMutations: MiddlewareHandler<Env> = (c, next) =>
+    MUTATING.has(c.req.method) ? limitBody(c, next) : next();
+  app.use('/api/v1/*', limitMutations);
   app.use('/api/v1/*', mutationGuard(deps.apiToken));
 
   app.openapi(enqueueRoute, async (c) => {
