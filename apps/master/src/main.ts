@@ -19,7 +19,8 @@ import { VERSION } from './version.js';
  */
 export async function main(argv: readonly string[]): Promise<void> {
   const loaded = loadConfig({
-    argv,
+    // Package-manager scripts (`pnpm start -- --flag`) may pass a bare `--` through.
+    argv: argv[0] === '--' ? argv.slice(1) : argv,
     env: readProcessEnv(),
     hostname: hostname(),
     pid: process.pid,
