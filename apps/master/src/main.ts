@@ -11,6 +11,7 @@ import { EventHub } from './events.js';
 import { createMetrics } from './metrics.js';
 import { Scheduler } from './scheduler.js';
 import { VERSION } from './version.js';
+import { storeOptions } from './wiring.js';
 
 /**
  * The `maintd` entry point: parses the config, wires the real dependencies (etcd or the
@@ -60,30 +61,25 @@ export async function main(argv: readonly string[]): Promise<void> {
   const metrics = createMetrics();
   let store: TaskStore;
   try {
-    store = await TaskStore.open({
-      kv,
-      clock,
-      masterId: config.masterId,
-      prefix: config.etcd.prefix,
-      leaseTtlSecs: config.etcd.leaseTtlSecs,
-      maxAttempts: config.tasks.maxAttempts,
-      historyLimit: config.tasks.historyLimit,
-      historyTtlSecs: config.tasks.historyTtlSecs,
-      cooldown: config.cooldown,
-      info: {
-        host: hostname(),
-        pid: process.pid,
-        version: VERSION,
-        started_at: clock.now(),
-        pools: { general: config.pools.taskConcurrency, merge: config.pools.mergeWalConcurrency },
-      },
-      onSessionEvent: (e) => {
-        if (e.type === 'lost')
-          logger.warn({ lease: e.leaseId }, 'session lost: not claiming; in-flight claims will be discarded');
-        else if (e.type === 'renewed') logger.info({ lease: e.leaseId }, 'session renewed');
-        else logger.warn({ err: e.error }, 'session renewal failed; retrying');
-      },
-    });
+    store = await TaskStore.open(
+      storeOptions(config, {
+        kv,
+        clock,
+        info: {
+          host: hostname(),
+          pid: process.pid,
+          version: VERSION,
+          started_at: clock.now(),
+          pools: { general: config.pools.taskConcurrency, merge: config.pools.mergeWalConcurrency },
+        },
+        onSessionEvent: (e) => {
+          if (e.type === 'lost')
+            logger.warn({ lease: e.leaseId }, 'session lost: not claiming; in-flight claims will be discarded');
+          else if (e.type === 'renewed') logger.info({ lease: e.leaseId }, 'session renewed');
+          else logger.warn({ err: e.error }, 'session renewal failed; retrying');
+        },
+      }),
+    );
   } catch (err) {
     logger.fatal({ err, endpoints: config.etcd.endpoints }, `cannot open the task store: ${(err as Error).message}`);
     await kv.close().catch(() => undefined);

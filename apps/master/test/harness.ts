@@ -6,6 +6,7 @@ import type { Config } from '../src/config.js';
 import { EventHub } from '../src/events.js';
 import { type Metrics, createMetrics } from '../src/metrics.js';
 import { Scheduler } from '../src/scheduler.js';
+import { storeOptions } from '../src/wiring.js';
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
 
@@ -79,19 +80,14 @@ export async function openMaster(
     { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
   );
   const metrics = createMetrics();
-  const store = await TaskStore.open({
-    kv,
-    clock,
-    random: seededRandom(seed),
-    masterId: config.masterId,
-    prefix: config.etcd.prefix,
-    leaseTtlSecs: config.etcd.leaseTtlSecs,
-    maxAttempts: config.tasks.maxAttempts,
-    historyLimit: config.tasks.historyLimit,
-    historyTtlSecs: config.tasks.historyTtlSecs,
-    cooldown: config.cooldown,
-    info: { host: 'test', pid: process.pid, version: '0.0.0', started_at: clock.now(), pools: { general: 4 } },
-  });
+  const store = await TaskStore.open(
+    storeOptions(config, {
+      kv,
+      clock,
+      random: seededRandom(seed),
+      info: { host: 'test', pid: process.pid, version: '0.0.0', started_at: clock.now(), pools: { general: 4 } },
+    }),
+  );
   const events = new EventHub(kv, store.keys, clock, logger);
   const scheduler = new Scheduler({ store, kv, config, clock, logger, metrics });
   const app = createApp({

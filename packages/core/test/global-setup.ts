@@ -1,25 +1,2 @@
-import type { TestProject } from 'vitest/node';
-import { startEtcd } from '../src/testing/etcd-server.js';
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    etcdEndpoints: string[];
-  }
-}
-
-/** Starts one etcd for the whole run, unless ETCD_ENDPOINTS points at one already. */
-export async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const given =
-    process.env.ETCD_ENDPOINTS?.split(',')
-      .map((s) => s.trim())
-      .filter(Boolean) ?? [];
-  if (given.length > 0) {
-    project.provide('etcdEndpoints', given);
-    return () => Promise.resolve();
-  }
-  const etcd = await startEtcd();
-  project.provide('etcdEndpoints', [etcd.clientUrl]);
-  return async () => {
-    await etcd.stop();
-  };
-}
+// One throwaway etcd for the whole run (or ETCD_ENDPOINTS); tests read it with inject('etcdEndpoints').
+export { etcdGlobalSetup as setup } from '../src/testing/vitest-etcd.js';

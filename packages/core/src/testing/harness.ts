@@ -94,3 +94,25 @@ export function etcdHarness(
     },
   });
 }
+
+/**
+ * A Kv that forwards to `kv`, with `txn` replaced by `txn(forward, ...args)`: for tests that
+ * must act between a store's read and its transaction, or lose a transaction's reply.
+ */
+export function interceptKv(
+  kv: Kv,
+  txn: (forward: Kv['txn'], ...args: Parameters<Kv['txn']>) => ReturnType<Kv['txn']>,
+): Kv {
+  return {
+    get: (key) => kv.get(key),
+    range: (prefix, o) => kv.range(prefix, o),
+    put: (key, value, o) => kv.put(key, value, o),
+    delete: (key) => kv.delete(key),
+    deletePrefix: (prefix) => kv.deletePrefix(prefix),
+    grant: (ttl, o) => kv.grant(ttl, o),
+    watch: (prefix, listener, o) => kv.watch(prefix, listener, o),
+    revision: () => kv.revision(),
+    close: () => kv.close(),
+    txn: (compares, success, failure) => txn((c, s, f) => kv.txn(c, s, f), compares, success, failure),
+  };
+}

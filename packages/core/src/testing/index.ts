@@ -1,6 +1,7 @@
 export { FakeClock } from '../clock.js';
 export { MemoryKv, type MemoryKvOptions } from '../kv/memory.js';
 export { ETCD_DATA_PREFIX, type EtcdServer, type StartEtcdOptions, freePort, startEtcd } from './etcd-server.js';
-export { type KvHarness, etcdHarness, memoryHarness, withClockRunning } from './harness.js';
+export { type KvHarness, etcdHarness, interceptKv, memoryHarness, withClockRunning } from './harness.js';
+export { etcdGlobalSetup } from './vitest-etcd.js';
 export { eventually, kvContract } from './kv-contract.js';
 export { type StoreOverrides, taskStoreContract } from './task-store-contract.js';

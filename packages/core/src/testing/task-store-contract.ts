@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClaimLostError, StoreUnavailableError } from '../errors.js';
-import type { Kv } from '../kv/port.js';
 import { createIdGenerator } from '../ids.js';
 import type { TaskKind } from '../model.js';
 import { seededRandom } from '../random.js';
 import { type Claim, TaskStore, type TaskStoreOptions } from '../task-store.js';
-import { type KvHarness, withClockRunning } from './harness.js';
+import { type KvHarness, interceptKv, withClockRunning } from './harness.js';
 
 /** Overrides a contract test may pass when opening a store. */
 export type StoreOverrides = Partial<Omit<TaskStoreOptions, 'prefix' | 'clock'>>;
@@ -146,23 +145,12 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
       it('does not claim a task that changed between its read and the claim transaction', async () => {
         const kv = await h.connect();
         let interfere: (() => Promise<void>) | undefined;
-        const paused: Kv = {
-          get: (key) => kv.get(key),
-          range: (prefix, o) => kv.range(prefix, o),
-          put: (key, value, o) => kv.put(key, value, o),
-          delete: (key) => kv.delete(key),
-          deletePrefix: (prefix) => kv.deletePrefix(prefix),
-          grant: (ttl, o) => kv.grant(ttl, o),
-          watch: (prefix, listener, o) => kv.watch(prefix, listener, o),
-          revision: () => kv.revision(),
-          close: () => kv.close(),
-          txn: async (compares, success, failure) => {
-            const hook = interfere;
-            interfere = undefined;
-            if (hook) await hook();
-            return kv.txn(compares, success, failure);
-          },
-        };
+        const paused = interceptKv(kv, async (forward, compares, success, failure) => {
+          const hook = interfere;
+          interfere = undefined;
+          if (hook) await hook();
+          return forward(compares, success, failure);
+        });
         const a = await open({ kv: paused });
         const b = await open();
         const { task } = await b.enqueue('compact', 'store-1');
@@ -295,25 +283,14 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
       it('releases its own claim whose transaction committed but whose reply was lost', async () => {
         const kv = await h.connect();
         let dropReply = false;
-        const lossy: Kv = {
-          get: (key) => kv.get(key),
-          range: (prefix, o) => kv.range(prefix, o),
-          put: (key, value, o) => kv.put(key, value, o),
-          delete: (key) => kv.delete(key),
-          deletePrefix: (prefix) => kv.deletePrefix(prefix),
-          grant: (ttl, o) => kv.grant(ttl, o),
-          watch: (prefix, listener, o) => kv.watch(prefix, listener, o),
-          revision: () => kv.revision(),
-          close: () => kv.close(),
-          txn: async (compares, success, failure) => {
-            const res = await kv.txn(compares, success, failure);
-            if (dropReply) {
-              dropReply = false;
-              throw new StoreUnavailableError('etcd unavailable: deadline exceeded');
-            }
-            return res;
-          },
-        };
+        const lossy = interceptKv(kv, async (forward, compares, success, failure) => {
+          const res = await forward(compares, success, failure);
+          if (dropReply) {
+            dropReply = false;
+            throw new StoreUnavailableError('etcd unavailable: deadline exceeded');
+          }
+          return res;
+        });
         const a = await open({ kv: lossy });
         const { task } = await a.enqueue('compact', 'store-1');
         dropReply = true;
