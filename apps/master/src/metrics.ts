@@ -25,10 +25,13 @@ export interface Metrics {
   readonly httpDuration: Histogram<'method' | 'route'>;
 }
 
-/** Creates the metric set on a fresh registry, with Node's default process metrics. */
-export function createMetrics(): Metrics {
+/**
+ * Creates the metric set on a fresh registry, with Node's default process metrics unless
+ * `processMetrics` is false (simulations run several masters in one process).
+ */
+export function createMetrics(options: { readonly processMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
   const registers = [registry];
   const m: Metrics = {
     registry,

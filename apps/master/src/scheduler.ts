@@ -26,6 +26,8 @@ export interface SchedulerDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** Worker transport; default the platform's `fetch` (simulations pass an in-process one). */
+  readonly fetch?: typeof fetch;
 }
 
 /** The last stats scan as one worker saw it, for `GET /workers`. */
@@ -170,6 +172,8 @@ export class Scheduler {
       timeoutMs: config.workers.timeoutSecs * 1000,
       token: config.workers.token,
       signal: this.#stop.signal,
+      clock: this.#d.clock,
+      ...(this.#d.fetch ? { fetch: this.#d.fetch } : {}),
     });
     const now = clock.now();
     for (const endpoint of result.answered) {
@@ -361,6 +365,9 @@ export class Scheduler {
         timeoutMs: config.workers.timeoutSecs * 1000,
         token: config.workers.token,
         signal: this.#abandon.signal,
+        now: () => clock.now(),
+        clock,
+        ...(this.#d.fetch ? { fetch: this.#d.fetch } : {}),
       };
       if (task.kind === 'merge_wal') {
         const r = await runMergeWal(task.target, deps);

@@ -61,6 +61,8 @@ export async function runCompact(
       timeoutMs: deps.timeoutMs,
       token: deps.token,
       ...(deps.signal ? { signal: deps.signal } : {}),
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      ...(deps.clock ? { clock: deps.clock } : {}),
     });
     attempts.push({ endpoint, result: r.kind, seconds: Math.max(0, (now() - started) / 1000), reclaimed: 0 });
     if (r.kind === 'ok') {

@@ -1,4 +1,4 @@
-import { type TaskOutcome, TargetSchema, sanitizeError } from '@maintd/core';
+import { type Clock, type TaskOutcome, TargetSchema, sanitizeError } from '@maintd/core';
 import { z } from 'zod';
 import { callWorker } from '../workers/client.js';
 
@@ -34,6 +34,10 @@ export interface ExecutorDeps {
   readonly signal?: AbortSignal;
   /** Monotonic milliseconds for call durations; default `performance.now`. */
   readonly now?: () => number;
+  /** The HTTP transport; default the platform's `fetch` (simulations route calls in-process). */
+  readonly fetch?: typeof fetch;
+  /** Clock of the per-worker timeout; default real timers. */
+  readonly clock?: Clock;
 }
 
 /** Bound of a task's detail or error: one error per worker must fit for a small fleet. */
@@ -79,6 +83,8 @@ export async function runMergeWal(target: string, deps: ExecutorDeps): Promise<M
       timeoutMs: deps.timeoutMs,
       token: deps.token,
       ...(deps.signal ? { signal: deps.signal } : {}),
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      ...(deps.clock ? { clock: deps.clock } : {}),
     });
     const seconds = Math.max(0, (now() - started) / 1000);
     const reclaimed = r.kind === 'ok' ? r.value.reclaimed : 0;

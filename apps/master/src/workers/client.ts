@@ -1,3 +1,4 @@
+import type { Clock } from '@maintd/core';
 import { sanitizeError } from '@maintd/core';
 import type { z } from 'zod';
 
@@ -24,6 +25,16 @@ export interface WorkerCallOptions {
   readonly maxBodyBytes?: number;
   /** Aborts the call (shutdown); the result is then a transport error saying so. */
   readonly signal?: AbortSignal;
+  /**
+   * The HTTP transport; default the platform's `fetch`. Simulations route calls to in-process
+   * workers through it, with no sockets.
+   */
+  readonly fetch?: typeof fetch;
+  /**
+   * Clock that measures the timeout; default real timers. The scheduler passes its injected
+   * clock, so a simulation on a fake clock times calls out in simulated time.
+   */
+  readonly clock?: Clock;
 }
 
 /** Default reply size limit: worker replies of the merge/compact calls are a few bytes. */
@@ -67,10 +78,13 @@ export async function callWorker<T>(
   // One controller for the whole exchange, so the deadline also cuts off a slow-drip body.
   const controller = new AbortController();
   let timedOut = false;
-  const timer = setTimeout(() => {
+  const onTimeout = (): void => {
     timedOut = true;
     controller.abort();
-  }, timeoutMs);
+  };
+  const timerStop = new AbortController();
+  const timer = options.clock ? undefined : setTimeout(onTimeout, timeoutMs);
+  options.clock?.sleep(timeoutMs, timerStop.signal).then(onTimeout, () => undefined);
   const onCallerAbort = (): void => controller.abort();
   options.signal?.addEventListener('abort', onCallerAbort, { once: true });
   const interrupted = (): string | undefined =>
@@ -82,7 +96,7 @@ export async function callWorker<T>(
   try {
     let res: Response;
     try {
-      res = await fetch(parsed, { method, headers, signal: controller.signal, redirect: 'manual' });
+      res = await (options.fetch ?? fetch)(parsed, { method, headers, signal: controller.signal, redirect: 'manual' });
     } catch (err) {
       return fail(interrupted() ?? connectFailure(err));
     }
@@ -121,6 +135,7 @@ export async function callWorker<T>(
     return { kind: 'ok', value: checked.data };
   } finally {
     clearTimeout(timer);
+    timerStop.abort();
     options.signal?.removeEventListener('abort', onCallerAbort);
     // Releases a body nobody read to the end; a no-op once the exchange completed.
     controller.abort();

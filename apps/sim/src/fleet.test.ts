@@ -1,0 +1,72 @@
+import { FakeClock } from '@maintd/core';
+import { describe, expect, it } from 'vitest';
+import { Fleet } from './fleet.js';
+import { createWorkerApp, inProcessEndpoints, inProcessFetch } from './worker-app.js';
+
+const fleetOf = (clock: FakeClock, broken = 2): Fleet =>
+  new Fleet({ workers: 3, stores: 20, broken, seed: 7, ratePerMinute: [1, 2] }, clock);
+
+describe('simulated fleet', () => {
+  it('grows each store’s WAL generations with time at its own rate', async () => {
+    const clock = new FakeClock();
+    const fleet = fleetOf(clock);
+    const healthy = fleet.stores.find((s) => !s.broken)!;
+    const before = fleet.pendingOf(healthy.name);
+    await clock.advance(10 * 60_000);
+    const after = fleet.pendingOf(healthy.name);
+    expect(after - before).toBeGreaterThanOrEqual(Math.floor(healthy.ratePerMinute * 10) - healthy.owners.length);
+    expect(after - before).toBeLessThanOrEqual(Math.ceil(healthy.ratePerMinute * 10) + healthy.owners.length);
+  });
+
+  it('reclaims a worker’s shard on merge, answers 404 for stores it does not hold, and compacts', async () => {
+    const clock = new FakeClock();
+    const fleet = fleetOf(clock);
+    await clock.advance(30 * 60_000);
+    const s = fleet.stores.find((x) => !x.broken)!;
+    const owner = s.owners[0]!;
+    const stranger = [0, 1, 2].find((w) => !s.owners.includes(w))!;
+    fleet.pendingOf(s.name); // brings the growth up to now
+    const shard = Math.floor(s.pending[0]!);
+    const reply = fleet.merge(owner, s.name);
+    expect(reply).toMatchObject({ status: 200, body: { reclaimed: shard } });
+    expect(fleet.merge(owner, s.name).body).toEqual({ reclaimed: 0 });
+    expect(fleet.merge(stranger, s.name).status).toBe(404);
+    const compact = fleet.compact(owner, s.name);
+    expect(compact).toMatchObject({ status: 200, body: { fragments_added: 1 } });
+    expect(s.fragments).toBe(1);
+  });
+
+  it('fails every merge and compaction of a broken store with a missing-fragment error, and never shrinks it', async () => {
+    const clock = new FakeClock();
+    const fleet = fleetOf(clock);
+    const b = fleet.stores.find((x) => x.broken)!;
+    expect(fleet.pendingOf(b.name)).toBe(7985);
+    for (const w of b.owners) {
+      const m = fleet.merge(w, b.name);
+      expect(m.status).toBe(500);
+      expect((m.body as { error: string }).error).toMatch(/^Not found: .*\/data\/.*\.lance$/);
+      expect(fleet.compact(w, b.name).status).toBe(500);
+    }
+    await clock.advance(60_000);
+    expect(fleet.pendingOf(b.name)).toBeGreaterThan(7985);
+  });
+
+  it('serves the worker protocol in process, with latency on the clock, and can hang', async () => {
+    const clock = new FakeClock();
+    const fleet = fleetOf(clock, 0);
+    const apps = [0, 1, 2].map((i) => createWorkerApp(fleet, i, clock, i === 2 ? { hang: true } : {}));
+    const fetch = inProcessFetch(apps);
+    const [w0, , w2] = inProcessEndpoints(3);
+    const stores = fetch(`${w0}/api/v1/internal/stores`);
+    await clock.advance(10);
+    const body = (await (await stores).json()) as { stores: { name: string }[] };
+    expect(body.stores.length).toBeGreaterThan(0);
+    let settled = false;
+    void fetch(`${w2}/api/v1/internal/merge-wal/${fleet.stores[0]!.name}`, { method: 'POST' }).then(
+      () => (settled = true),
+    );
+    await clock.advance(3_600_000);
+    expect(settled).toBe(false);
+    await expect(fetch('http://elsewhere/x')).rejects.toThrow(/no simulated worker/);
+  });
+});
