@@ -70,7 +70,10 @@ export class Fleet {
       const owners =
         broken && options.brokenOnAllWorkers ? Array.from({ length: options.workers }, (_, w) => w) : drawn;
       const rate = lo + random.next() * (hi - lo);
-      const pending = owners.map(() => Math.floor(random.next() * 6));
+      // A broken store has been failing for a while: its WAL has piled up, since nothing merges it.
+      const pending = owners.map(
+        () => Math.floor(random.next() * 6) + (broken ? 50 + Math.floor(random.next() * 200) : 0),
+      );
       if (broken && [...brokenAt].sort((a, b) => a - b)[0] === i) {
         // The incident's worst store: a backlog of 7,985 generations nobody can merge.
         const backlog = options.firstBrokenBacklog ?? 7985;

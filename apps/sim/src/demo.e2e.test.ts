@@ -1,0 +1,89 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { StoreStats, TaskCooldown, TaskRecord } from '@maintd/core';
+import { freePort } from '@maintd/core/testing';
+import { describe, expect, it } from 'vitest';
+
+const BIN = join(dirname(fileURLToPath(import.meta.url)), '../bin/maintd-sim.js');
+
+async function eventually<T>(check: () => Promise<T>, timeoutMs: number): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (performance.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('the demo', () => {
+  it('cools down exactly the broken stores after the threshold while healthy stores get merged, and stops cleanly', async () => {
+    const port = await freePort();
+    const demo = spawn(process.execPath, [BIN, 'demo', `--port=${port}`, '--stores=24', '--broken=3', '--seed=2'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    demo.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    demo.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => demo.once('exit', (code) => resolve(code)));
+    const url = `http://127.0.0.1:${port}`;
+    const get = async <T>(path: string): Promise<T> => {
+      const res = await fetch(`${url}${path}`);
+      if (!res.ok) throw new Error(`${path}: ${res.status}`);
+      return (await res.json()) as T;
+    };
+    try {
+      const first = await eventually(async () => {
+        const { stores } = await get<{ stores: (StoreStats & { cooldowns: TaskCooldown[] })[] }>(
+          '/api/v1/stores?limit=200',
+        );
+        expect(stores.length).toBe(24);
+        return stores;
+      }, 30_000);
+      const broken = first.filter((s) => s.name.startsWith('broken-')).map((s) => s.name);
+      expect(broken).toHaveLength(3);
+      const healthyPending = (rows: StoreStats[]): number =>
+        rows.filter((r) => !r.name.startsWith('broken-')).reduce((n, r) => n + r.pending_wal_generations, 0);
+
+      const cooling = await eventually(async () => {
+        const list = await get<TaskCooldown[]>('/api/v1/scheduler/cooldowns');
+        expect(list.map((c) => c.target).sort()).toEqual([...broken].sort());
+        return list;
+      }, 60_000);
+      for (const c of cooling) expect(c.failures).toBe(3);
+      for (const name of broken) {
+        const { tasks } = await get<{ tasks: TaskRecord[] }>(`/api/v1/tasks?target=${name}&kind=merge_wal&limit=50`);
+        expect(tasks.filter((t) => t.state === 'failed')).toHaveLength(3);
+        expect(tasks.filter((t) => t.state === 'queued' || t.state === 'running')).toHaveLength(0);
+      }
+      const now = await get<{ stores: StoreStats[] }>('/api/v1/stores?limit=200');
+      expect(healthyPending(now.stores)).toBeLessThan(healthyPending(first));
+      const done = await get<{ tasks: TaskRecord[] }>('/api/v1/tasks?state=done&limit=200');
+      expect(done.tasks.some((t) => t.kind === 'merge_wal' && /merged [1-9]\d* generations/.test(t.detail ?? ''))).toBe(
+        true,
+      );
+      expect(out).toContain('target failed repeatedly; sweeps will skip it until the cooldown lapses');
+    } finally {
+      const children = execFileSync('pgrep', ['-P', String(demo.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .map(Number);
+      expect(children.length).toBe(2);
+      demo.kill('SIGINT');
+      await exited;
+      await eventually(() => Promise.resolve(expect(children.filter(alive)).toEqual([])), 15_000);
+    }
+  }, 120_000);
+});
