@@ -47,7 +47,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   );
   children.push(workers);
   const endpoints = await new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: workers.stdout! });
+    const lines = createInterface({ input: workers.stdout });
     lines.on('line', (line) => {
       const m = /^WORKER_ENDPOINTS=(.*)$/.exec(line);
       if (m) resolve(m[1]!);
@@ -89,7 +89,9 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   stopAll();
   await Promise.all(
     children.map((c) =>
-      c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once('exit', r)),
+      c.exitCode !== null || c.signalCode !== null
+        ? Promise.resolve()
+        : new Promise<void>((r) => c.once('exit', () => r())),
     ),
   );
   process.off('SIGINT', onSignal);
