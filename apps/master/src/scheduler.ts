@@ -346,7 +346,9 @@ export class Scheduler {
         p.running.add(run);
       }
       try {
-        await this.#d.clock.sleep(POLL_MS, AbortSignal.any([p.wake.signal, this.#stop.signal]));
+        // stop() aborts every pool's wake signal too; AbortSignal.any would leak listeners on
+        // the long-lived stop signal (Node 20), one per poll.
+        await this.#d.clock.sleep(POLL_MS, p.wake.signal);
       } catch {
         // Woken: a task was queued, a slot freed, or we are stopping.
       }

@@ -35,14 +35,14 @@ export interface IncidentResult {
   readonly series: readonly number[];
 }
 
-const WORKERS = 3;
+const WORKERS = 8;
 /** The fleet's shape and costs: the simulation's parameters (the README states them). */
 export const INCIDENT_FLEET = {
   workers: WORKERS,
   /** WAL generations per minute per store, drawn uniformly. */
   ratePerMinute: [0.5, 3] as const,
   /** A healthy merge: fixed cost plus a cost per generation folded, per worker call. */
-  mergeLatency: { baseMs: 26_000, perGenerationMs: 1500 },
+  mergeLatency: { baseMs: 42_000, perGenerationMs: 1500 },
   /**
    * A broken store's shared manifest fails the merge on every worker holding a shard (all of
    * them), each after retrying its commit for 55 s: just inside WORKER_TIMEOUT_SECS, so the
