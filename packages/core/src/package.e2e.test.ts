@@ -102,6 +102,28 @@ describe('the packed @maintd/core tarball', () => {
     });
   });
 
+  it('resolves its types for every modern resolution (@arethetypeswrong, ESM-only profile)', async () => {
+    const { stdout } = await run(bin('attw'), [tarball, '--profile', 'esm-only', '--format', 'ascii'], {
+      cwd: pkgDir,
+    }).catch((err: Error & { stdout?: string }) => {
+      throw new Error(`attw found problems:\n${err.stdout ?? err.message}`, { cause: err });
+    });
+    // attw exits non-zero on any problem; the two resolutions that matter must both be green.
+    expect(stdout).toMatch(/node16 \(from ESM\): 🟢/);
+    expect(stdout).toMatch(/bundler: 🟢/);
+  });
+
+  it('matches the committed API reports (public API changes show up in review)', async () => {
+    await run('pnpm', ['run', 'api:check'], { cwd: pkgDir }).catch((err: Error & { stdout?: string }) => {
+      throw new Error(
+        `the public API changed; run 'pnpm --filter @maintd/core api:update' and commit api/:\n${err.stdout ?? err.message}`,
+        {
+          cause: err,
+        },
+      );
+    });
+  }, 60_000);
+
   it('passes publint', async () => {
     const { stdout } = await run(bin('publint'), ['run', '--strict'], { cwd: pkgDir });
     expect(stdout).not.toMatch(/error|warning/i);

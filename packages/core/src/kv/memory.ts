@@ -449,7 +449,7 @@ export class MemoryKv implements Kv {
 
   /**
    * Drops change history up to `revision` (inclusive), as etcd compaction does: a later watch
-   * from an older revision fails with {@link WatchCompactedError}.
+   * from an older revision fails with `WatchCompactedError`.
    */
   compact(revision: number): void {
     const b = this.#b;
