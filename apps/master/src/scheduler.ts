@@ -11,6 +11,7 @@ import {
   type TaskOutcome,
   type TaskStore,
 } from '@maintd/core';
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { runCompact } from './executors/compact.js';
@@ -94,6 +95,9 @@ export class Scheduler {
 
   constructor(deps: SchedulerDeps) {
     this.#d = deps;
+    // Every in-flight worker call listens on these (a scan asks every worker at once): the
+    // default cap of 10 listeners would warn on any fleet of ten workers.
+    setMaxListeners(1000, this.#stop.signal, this.#abandon.signal);
     const { taskConcurrency, mergeWalConcurrency } = deps.config.pools;
     this.#pools =
       mergeWalConcurrency > 0

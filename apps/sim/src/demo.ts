@@ -74,7 +74,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
       `maintd demo: ${o.stores} simulated stores (${o.broken} broken) on ${o.workers} workers: ${endpoints}`,
       `  API        ${url}/api/v1/tasks   ${url}/api/v1/scheduler/cooldowns   ${url}/api/v1/openapi.json`,
       `  metrics    ${url}/metrics`,
-      `  dashboard  pnpm --filter @maintd/tui exec maintd-top --url ${url}   (once the dashboard is built)`,
+      `  dashboard  node apps/tui/bin/maintd-top.js --url ${url}   (after pnpm --filter @maintd/tui build)`,
       '  Watch the log: broken stores fail three times, then "target failed repeatedly; sweeps will skip it";',
       '  healthy stores keep getting merged. Ctrl-C stops everything.',
       '',

@@ -23,6 +23,8 @@ export interface IncidentResult {
   /** Share of merge-slot time (slots × duration) spent on broken stores, overall and per hour. */
   readonly brokenSlotShare: number;
   readonly brokenSlotShareHourly: readonly number[];
+  /** Share of merge-slot time spent merging healthy stores. */
+  readonly healthySlotShare: number;
   /** Merge tasks run against broken stores. */
   readonly brokenTasks: number;
   /** Healthy stores' queued merge tasks: the maximum, and each hour's mean and maximum (sampled every minute). */
@@ -42,7 +44,7 @@ export const INCIDENT_FLEET = {
   /** WAL generations per minute per store, drawn uniformly. */
   ratePerMinute: [0.5, 3] as const,
   /** A healthy merge: fixed cost plus a cost per generation folded, per worker call. */
-  mergeLatency: { baseMs: 42_000, perGenerationMs: 1500 },
+  mergeLatency: { baseMs: 55_000, perGenerationMs: 1500 },
   /**
    * A broken store's shared manifest fails the merge on every worker holding a shard (all of
    * them), each after retrying its commit for 55 s: just inside WORKER_TIMEOUT_SECS, so the
@@ -154,6 +156,7 @@ export async function runIncident(o: IncidentOptions): Promise<IncidentResult> {
   const hours = Math.ceil(minutes / 60);
   const brokenMsByHour = new Array<number>(hours).fill(0);
   let brokenTasks = 0;
+  let healthyBusyMs = 0;
   const waits: number[] = [];
   for (const t of timeline.values()) {
     if (broken.has(t.target)) {
@@ -170,6 +173,7 @@ export async function runIncident(o: IncidentOptions): Promise<IncidentResult> {
       }
     } else {
       waits.push(((t.started ?? end) - t.enqueued) / 1000);
+      if (t.started !== undefined) healthyBusyMs += Math.min(t.finished ?? end, end) - t.started;
     }
   }
   for (const m of masters) await m.store.close();
@@ -180,6 +184,7 @@ export async function runIncident(o: IncidentOptions): Promise<IncidentResult> {
     slots,
     brokenSlotShare: brokenSlotMs / (slots * (end - start)),
     brokenSlotShareHourly: brokenMsByHour.map((ms) => ms / (slots * 3_600_000)),
+    healthySlotShare: healthyBusyMs / (slots * (end - start)),
     brokenTasks,
     healthyQueueMax: Math.max(0, ...series),
     healthyQueueHourly: Array.from({ length: Math.ceil(minutes / 60) }, (_, h) => {
@@ -224,6 +229,7 @@ export function formatIncident(o: Omit<IncidentOptions, 'cooldown'>, off: Incide
       (x, h) =>
         `| merge-slot time on broken stores in hour ${h + 1} | ${pct(x)} | ${pct(on.brokenSlotShareHourly[h] ?? 0)} |`,
     ),
+    `| merge-slot time on healthy stores | ${pct(off.healthySlotShare)} | ${pct(on.healthySlotShare)} |`,
     `| merge tasks run against broken stores | ${off.brokenTasks} | ${on.brokenTasks} |`,
     `| healthy merge queue, max | ${off.healthyQueueMax} | ${on.healthyQueueMax} |`,
     ...off.healthyQueueHourly.map((d, h) => {

@@ -1,0 +1,394 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { KEY, NOW, fakeApi, mountApp, sampleFleet, store, task } from '../test/app-harness.js';
+import { cooldown, startFakeMaster } from '../test/fake-master.js';
+import { MaintdClient } from './api/client.js';
+import type { Cooldown } from './api/types.js';
+import { FleetFeed } from './data/feed.js';
+import { EMPTY_FLEET, cooldownMap } from './state/fleet.js';
+
+type Mounted = ReturnType<typeof mountApp>;
+const mounted: Mounted[] = [];
+function mount(...args: Parameters<typeof mountApp>): Mounted {
+  const m = mountApp(...args);
+  mounted.push(m);
+  return m;
+}
+afterEach(() => {
+  for (const m of mounted.splice(0)) m.unmount();
+});
+
+const ESC = '\u001b';
+
+/** The selected row (the one with the › marker). */
+const selectedLine = (m: Mounted): string | undefined => m.lines().find((l) => l.startsWith('›'));
+
+describe('views', () => {
+  it('the Overview shows masters, queue by kind, running tasks, recent outcomes and cooling against the guard', async () => {
+    const m = mount({ guardPercent: 25 });
+    await m.settle();
+    const f = m.frame();
+    expect(f).toContain('Masters 1');
+    expect(f).toContain('master-a');
+    expect(f).toContain('1 ok · 1 failing');
+    expect(f).toMatch(/merge_wal\s+1\s+1\s+1\s+1/); // queued, running, done 5m, failed 5m
+    expect(f).toContain('share vs guard 25%');
+    expect(f).toMatch(/merge_wal\s+1\s+3\s+▮+▯*\s+33\.3% OVER/);
+    expect(f).toContain('Running 1');
+    expect(f).toMatch(/▶ running\s+merge_wal orders-eu/);
+    expect(f).toMatch(/✗ failed\s+merge_wal broken-store/);
+    expect(f).toMatch(/✓ done\s+merge_wal store-1/);
+  });
+
+  it('the Tasks view lists state, kind, target, timing and outcome, newest first', async () => {
+    const m = mount({ size: { columns: 140, rows: 24 } });
+    await m.press('2');
+    const lines = m.lines();
+    expect(lines[2]).toMatch(/STATE\s+KIND\s+TARGET\s+SOURCE\s+TRY\s+AGE\s+TIME\s+OUTCOME/);
+    expect(lines[3]).toMatch(/queued\s+merge_wal orders-us/);
+    expect(m.frame()).toMatch(
+      /failed\s+merge_wal broken-store .*merged 0 generations across 0\/2 workers; http:\/\/w1:8080: HTTP 5/,
+    );
+    expect(m.frame()).toMatch(/done\s+merge_wal store-1 .*merged 12 generations/);
+  });
+
+  it('the Cooldowns view shows kind, target, failures, state, time left and the last error', async () => {
+    const m = mount();
+    await m.press('3');
+    const f = m.frame();
+    expect(f).toMatch(/KIND\s+TARGET\s+FAIL\s+STATE\s+LEFT\s+CLASS\s+LAST FAIL\s+LAST ERROR/);
+    expect(f).toMatch(/merge_wal broken-store\s+4 cooling\s+10m00s target\s+30s ago merged 0 generations/);
+    expect(f).toMatch(/merge_wal flaky-store\s+1 counting\s+– target/);
+  });
+
+  it('the Cooldowns view counts the time left down live', async () => {
+    const m = mount({ tickMs: 20 });
+    await m.press('3');
+    expect(m.frame()).toContain('10m00s');
+    m.setNow(NOW + 61_000);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(m.frame()).toContain('8m59s');
+  });
+
+  it('the Stores view lists the biggest backlog first with its cooling state', async () => {
+    const m = mount();
+    await m.press('4');
+    const lines = m.lines();
+    expect(lines[2]).toMatch(/STORE\s+PENDING\s+FRAGS\s+ROWS\s+OWNERS\s+SCANNED\s+COOLING/);
+    expect(lines[3]).toMatch(/broken-store\s+7,985\s+41 .* merge_wal 10m00s/);
+    expect(lines[4]).toMatch(/orders-eu\s+40/);
+    expect(lines[5]).toMatch(/orders-us\s+12/);
+  });
+
+  it('the Workers view shows each endpoint’s health, stores and error, failing first', async () => {
+    const m = mount();
+    await m.press('5');
+    const lines = m.lines();
+    expect(lines[3]).toMatch(/http:\/\/w2:8080\s+failing\s+0\s+2s ago connection refused/);
+    expect(lines[4]).toMatch(/http:\/\/w1:8080\s+ok\s+3/);
+  });
+
+  it('says "loading…" before the first read and what an empty list means after it', async () => {
+    const m = mount({ data: EMPTY_FLEET });
+    await m.press('3');
+    expect(m.frame()).toContain('loading…');
+    m.source.set({ data: { ...EMPTY_FLEET, cooldowns: new Map() } });
+    await m.settle();
+    expect(m.frame()).toContain('no cooldowns: no store is failing');
+  });
+});
+
+describe('keys', () => {
+  it('1–5, Tab and Shift+Tab switch views, and the tab bar shows the counts', async () => {
+    const m = mount();
+    await m.settle();
+    expect(m.lines()[1]).toMatch(/1 Overview\s+2 Tasks 4\s+3 Cooldowns 2\s+4 Stores 3\s+5 Workers 2/);
+    await m.press(KEY.tab);
+    expect(m.frame()).toContain('OUTCOME');
+    await m.press(KEY.tab);
+    expect(m.frame()).toContain('LAST ERROR');
+    await m.press(KEY.shiftTab, KEY.shiftTab);
+    expect(m.frame()).toContain('Recent outcomes');
+    await m.press('5');
+    expect(m.frame()).toContain('ENDPOINT');
+  });
+
+  it('j/k and the arrows move the selection; g and G jump to the ends', async () => {
+    const m = mount();
+    await m.press('4');
+    expect(selectedLine(m)).toMatch(/broken-store/);
+    await m.press('j');
+    expect(selectedLine(m)).toMatch(/orders-eu/);
+    await m.press(KEY.down);
+    expect(selectedLine(m)).toMatch(/orders-us/);
+    await m.press('k', KEY.up);
+    expect(selectedLine(m)).toMatch(/broken-store/);
+    await m.press('G');
+    expect(selectedLine(m)).toMatch(/orders-us/);
+    await m.press('g');
+    expect(selectedLine(m)).toMatch(/broken-store/);
+    expect(m.frame()).toMatch(/1\/3\s*$/m);
+  });
+
+  it('/ filters the list as you type; Enter keeps the filter; Esc clears it', async () => {
+    const m = mount();
+    await m.press('4', '/', 'o', 'r', 'd');
+    expect(m.frame()).toContain('/ord');
+    expect(m.frame()).not.toContain('broken-store');
+    expect(m.frame()).toMatch(/1\/2 of 3/);
+    await m.press(KEY.enter);
+    expect(m.frame()).toMatch(/\/ord\s+sort: backlog\s+1\/2 of 3/);
+    await m.press('/', 'zz');
+    expect(m.frame()).toContain('nothing matches “ordzz”');
+    await m.press(KEY.escape);
+    expect(m.frame()).toContain('broken-store');
+  });
+
+  it('s cycles the sort and the status line names it', async () => {
+    const m = mount();
+    await m.press('4');
+    expect(m.frame()).toContain('sort: backlog');
+    await m.press('s', 's', 's');
+    expect(m.frame()).toContain('sort: name');
+    const rows = m
+      .lines()
+      .slice(3, 6)
+      .map((l) => l.slice(2).split(/\s+/)[0]);
+    expect(rows).toEqual(['broken-store', 'orders-eu', 'orders-us']);
+    await m.press('s');
+    expect(m.frame()).toContain('sort: backlog');
+  });
+
+  it('Enter opens the detail pane with the full last error and the target’s task history; Esc goes back', async () => {
+    const history = [task(7, { target: 'broken-store', state: 'failed', error: 'HTTP 500: Not found' })];
+    const m = mount({ api: fakeApi({ history }), size: { columns: 100, rows: 30 } });
+    await m.press('3', KEY.enter);
+    const f = m.frame();
+    expect(f).toContain('Cooldown merge_wal broken-store');
+    expect(f).toContain('time left      10m00s');
+    // The whole error, wrapped over lines: nothing cut off.
+    expect(f.replace(/[\s│]+/g, ' ')).toContain(
+      'merged 0 generations across 0/2 workers; http://w1:8080: HTTP 500: Not found: /srv/stores/broken-store/data/4b1d2c9e.lance',
+    );
+    expect(f).toContain('History of this target');
+    expect(f).toMatch(/failed\s+merge_wal .* HTTP 500: Not found/);
+    expect(m.api.calls).toEqual([{ op: 'history', target: 'broken-store' }]);
+    await m.press(KEY.escape);
+    expect(m.frame()).toContain('LAST ERROR');
+  });
+
+  it('? shows the help overlay and Esc closes it', async () => {
+    const m = mount();
+    await m.press('?');
+    expect(m.frame()).toContain('Keys');
+    expect(m.frame()).toMatch(/Space\s+mark \/ unmark a row/);
+    await m.press(KEY.escape);
+    expect(m.frame()).toContain('Recent outcomes');
+  });
+
+  it('q quits', async () => {
+    const onQuit = vi.fn();
+    const m = mount({ onQuit });
+    await m.press('q');
+    expect(onQuit).toHaveBeenCalledOnce();
+  });
+});
+
+describe('actions', () => {
+  it('c asks to reset the selected cooldown, y resets it through the API and says so', async () => {
+    const m = mount();
+    await m.press('3', 'c');
+    expect(m.frame()).toContain('Reset 1 cooldown?');
+    expect(m.frame()).toContain('merge_wal broken-store');
+    expect(m.api.calls).toEqual([]);
+    await m.press('y');
+    await m.settle();
+    expect(m.api.calls).toEqual([{ op: 'reset', kind: 'merge_wal', target: 'broken-store' }]);
+    expect(m.frame()).toContain('reset the cooldown of merge_wal broken-store');
+    expect(m.source.refreshes).toBe(1);
+  });
+
+  it('Space marks rows, and the confirm dialog counts them: "Reset 2 cooldowns?"', async () => {
+    const m = mount();
+    await m.press('3', KEY.space, KEY.space);
+    expect(m.frame()).toContain('2 marked');
+    expect(m.lines().filter((l) => l.startsWith(' *') || l.startsWith('›*'))).toHaveLength(2);
+    await m.press('c');
+    expect(m.frame()).toContain('Reset 2 cooldowns?');
+    await m.press(KEY.enter);
+    await m.settle();
+    expect(m.api.calls.map((c) => c.target).sort()).toEqual(['broken-store', 'flaky-store']);
+    expect(m.frame()).toContain('reset 2 of 2 cooldowns');
+    expect(m.frame()).not.toContain('marked');
+  });
+
+  it('n or Esc cancels the dialog without calling the API', async () => {
+    const m = mount();
+    await m.press('3', 'c', 'n');
+    expect(m.frame()).toContain('cancelled');
+    await m.press('c', KEY.escape);
+    expect(m.frame()).not.toContain('Reset 1 cooldown?');
+    expect(m.api.calls).toEqual([]);
+  });
+
+  it('r runs the selected target now (manual enqueue) after confirming', async () => {
+    const m = mount();
+    await m.press('4', 'j', 'r');
+    expect(m.frame()).toContain('Run merge_wal now on orders-eu?');
+    expect(m.frame()).toContain('never cooldown-gated');
+    await m.press('y');
+    await m.settle();
+    expect(m.api.calls).toEqual([{ op: 'enqueue', kind: 'merge_wal', target: 'orders-eu' }]);
+    expect(m.frame()).toContain('enqueued merge_wal on orders-eu');
+  });
+
+  it('a failed action shows the master’s error in the status line', async () => {
+    const m = mount({
+      api: fakeApi({ fail: 'HTTP 401: missing or invalid bearer token' }),
+      size: { columns: 140, rows: 24 },
+    });
+    await m.press('3', 'c', 'y');
+    await m.settle();
+    expect(m.frame()).toContain(
+      'reset 0 of 1 cooldowns; failed: broken-store: HTTP 401: missing or invalid bearer token',
+    );
+  });
+
+  it('--readonly disables actions, says so, and the header shows READ-ONLY', async () => {
+    const m = mount({ readonly: true });
+    await m.press('3');
+    expect(m.lines()[0]).toContain('READ-ONLY');
+    expect(m.frame()).not.toContain('c reset');
+    for (const k of ['c', 'r', 'x']) {
+      await m.press(k);
+      expect(m.frame()).toContain('read-only mode (--readonly): actions are disabled');
+      expect(m.frame()).not.toMatch(/Reset|Run .* now/);
+    }
+    await m.press(KEY.space, 'c');
+    expect(m.api.calls).toEqual([]);
+  });
+});
+
+describe('data and screen', () => {
+  it('keeps the selection on the same item when a refresh reorders the rows', async () => {
+    const m = mount();
+    await m.press('4', 'j');
+    expect(selectedLine(m)).toMatch(/orders-eu/);
+    const data = sampleFleet();
+    m.source.set({
+      data: {
+        ...data,
+        stores: [store('new-big', 90_000), store('broken-store', 7985), store('orders-us', 12), store('orders-eu', 40)],
+      },
+    });
+    await m.settle();
+    expect(m.lines()[3]).toMatch(/new-big/);
+    expect(selectedLine(m)).toMatch(/orders-eu/);
+  });
+
+  it('renders only the visible rows of 10,000 cooldowns, and G reaches the last one', async () => {
+    const many: Cooldown[] = Array.from({ length: 10_000 }, (_, i) =>
+      cooldown(`store-${String(i).padStart(5, '0')}`, { until_ms: NOW + 1000 * (10_000 - i) }),
+    );
+    const m = mount({
+      data: { ...EMPTY_FLEET, cooldowns: cooldownMap(many), storesTotal: 10_000 },
+      size: { columns: 120, rows: 24 },
+    });
+    await m.press('3');
+    const rows = m.lines().filter((l) => / store-\d{5} /.test(l));
+    expect(rows).toHaveLength(24 - 5); // the screen minus header, tabs, column titles, status, spare line
+    expect(rows[0]).toContain('store-00000');
+    expect(m.frame()).toContain('1/10,000');
+    await m.press('G');
+    expect(selectedLine(m)).toContain('store-09999');
+    expect(m.frame()).not.toContain('store-00000');
+    await m.press(KEY.pageUp);
+    expect(m.frame()).toContain(`${10_000 - 19}/10,000`);
+    expect(m.lines().length).toBeLessThanOrEqual(23);
+  });
+
+  it('shows the connection state: connecting, live, polling, and disconnected with the error', async () => {
+    const m = mount({ size: { columns: 140, rows: 24 } });
+    m.source.set({ connection: { state: 'connecting', error: undefined } });
+    await m.settle();
+    expect(m.lines()[0]).toContain('connecting…');
+    m.source.set({ connection: { state: 'live' } });
+    await m.settle();
+    expect(m.lines()[0]).toContain('● live');
+    m.source.set({ connection: { state: 'polling', error: 'events: HTTP 503' } });
+    await m.settle();
+    expect(m.lines()[0]).toContain('◐ polling  events down (events: HTTP 503)');
+    m.source.set({ connection: { state: 'disconnected', error: 'connection refused', lastUpdateMs: NOW - 12_000 } });
+    await m.settle();
+    expect(m.lines()[0]).toContain('○ disconnected  connection refused; retrying; data from 12s ago');
+  });
+
+  it('colours by state, and under NO_COLOR uses no colour at all', async () => {
+    const colour = mount({ theme: { color: true } });
+    await colour.press('3');
+    expect(colour.raw()).toContain(`${ESC}[31m cooling`); // red
+    expect(colour.raw()).toContain(`${ESC}[33m counting`); // yellow
+    const plain = mount({ theme: { color: false } });
+    await plain.press('3');
+    expect(plain.frame()).toContain('cooling');
+    // Foreground/background colour codes: 30–37, 39–47, 49, 90–97, 100–107, 38;… and 48;…
+    expect(plain.raw()).not.toMatch(new RegExp(`${ESC}\\[(?:3[0-9]|4[0-9]|9[0-7]|10[0-7])(?:;[0-9;]*)?m`));
+  });
+
+  it('fits 80×24 by dropping columns, and shows them all on a wide terminal', async () => {
+    const small = mount({ size: { columns: 80, rows: 24 } });
+    await small.press('3');
+    const lines = small.lines();
+    expect(lines.length).toBeLessThanOrEqual(23);
+    for (const l of lines) expect([...l].length).toBeLessThanOrEqual(80);
+    expect(small.frame()).not.toContain('LAST FAIL');
+    expect(small.frame()).toContain('LAST ERROR');
+    const wide = mount({ size: { columns: 200, rows: 50 } });
+    await wide.press('3');
+    expect(wide.frame()).toContain('LAST FAIL');
+    expect(wide.frame()).toContain('/srv/stores/broken-store/data/4b1d2c9e.lance');
+  });
+
+  it('asks for a larger terminal below 80×24 instead of drawing a wrapped mess', async () => {
+    const m = mount({ size: { columns: 70, rows: 20 } });
+    await m.settle();
+    expect(m.frame()).toBe('maintd-top needs at least 80×24; this terminal is 70×20. Enlarge it, or press q to quit.');
+  });
+
+  it('fills an 80×24 Overview exactly, giving the spare lines to recent outcomes', async () => {
+    const data = sampleFleet();
+    const many = [...data.tasks!.values(), ...Array.from({ length: 30 }, (_, i) => task(100 + i))];
+    const m = mount({ data: { ...data, tasks: new Map(many.map((t) => [t.id, t])) }, size: { columns: 80, rows: 24 } });
+    await m.settle();
+    const lines = m.lines();
+    expect(lines).toHaveLength(23);
+    expect(lines.at(-1)).toContain('? help');
+    expect(lines.at(-2)).toMatch(/✓ done/);
+  });
+
+  it('never lets terminal escapes from workers reach the screen (real client against a fake master)', async () => {
+    const fake = await startFakeMaster();
+    fake.state.cooldowns.set(
+      'merge_wal/evil',
+      cooldown('evil', {
+        until_ms: Date.now() + 600_000,
+        last_error: 'boom\u001b[2J\u001b]0;pwned\u0007\u001b[31m red\r\nnext',
+      }),
+    );
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 1000 });
+    const feed = new FleetFeed({ client, refreshMs: 100 });
+    feed.start();
+    try {
+      const m = mount({ feed, now: Date.now, theme: { color: false } });
+      await m.press('3');
+      for (let i = 0; i < 100 && !m.frame().includes('evil'); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(m.frame()).toContain('boom red next');
+      expect(m.raw()).not.toContain('\u001b[2J');
+      expect(m.raw()).not.toContain('\u001b]');
+      expect(m.raw()).not.toContain('pwned');
+      expect(m.raw()).not.toContain('\r');
+    } finally {
+      await feed.stop();
+      await fake.close();
+    }
+  });
+});

@@ -1,0 +1,115 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type FakeMaster, cooldown, startFakeMaster } from '../../test/fake-master.js';
+import { ApiError, ConnectionError, MaintdClient } from './client.js';
+
+let fake: FakeMaster | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+async function refusedUrl(): Promise<string> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((r) => s.close(() => r()));
+  return `http://127.0.0.1:${port}`;
+}
+
+describe('MaintdClient', () => {
+  it('reads cooldowns with all=true and strips terminal escapes from worker text', async () => {
+    fake = await startFakeMaster();
+    fake.state.cooldowns.set(
+      'merge_wal/a',
+      cooldown('a', { last_error: 'Not found\u001b[2J\u001b]0;owned\u0007: x.lance' }),
+    );
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    const list = await client.cooldowns();
+    expect(list.map((c) => c.last_error)).toEqual(['Not found: x.lance']);
+    expect(fake.state.requests).toContain('GET /api/v1/scheduler/cooldowns?all=true');
+  });
+
+  it('follows the stores cursor across pages', async () => {
+    fake = await startFakeMaster({
+      stores: Array.from({ length: 450 }, (_, i) => ({
+        name: `s${String(i).padStart(4, '0')}`,
+        pending_wal_generations: i,
+        fragment_count: 1,
+        row_count: 1,
+        owners: [],
+        scanned_at: 0,
+      })),
+    });
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    const { stores, total } = await client.stores();
+    expect(stores).toHaveLength(450);
+    expect(total).toBe(450);
+    expect(fake.state.requests.filter((r) => r.startsWith('GET /api/v1/stores'))).toHaveLength(3);
+  });
+
+  it('sends the bearer token with every request', async () => {
+    fake = await startFakeMaster();
+    const seen: (string | null)[] = [];
+    const spy: typeof fetch = (input, init) => {
+      seen.push(new Request(input, init).headers.get('authorization'));
+      return fetch(input, init);
+    };
+    const client = new MaintdClient({ url: fake.url, token: 's3cret', timeoutMs: 2000, fetch: spy });
+    await client.masters();
+    await client.metrics();
+    await client.resetCooldown('merge_wal', 'nope');
+    expect(seen).toEqual(['Bearer s3cret', 'Bearer s3cret', 'Bearer s3cret']);
+  });
+
+  it('enqueues manually and tells a new task from a dedupe hit', async () => {
+    fake = await startFakeMaster();
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    const { task, created } = await client.enqueue('merge_wal', 'orders');
+    expect(created).toBe(true);
+    expect(task).toMatchObject({ kind: 'merge_wal', target: 'orders', source: 'manual' });
+  });
+
+  it('resets a cooldown, and reports one that was already gone as false', async () => {
+    fake = await startFakeMaster();
+    fake.state.cooldowns.set('merge_wal/a', cooldown('a'));
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    expect(await client.resetCooldown('merge_wal', 'a')).toBe(true);
+    expect(await client.resetCooldown('merge_wal', 'a')).toBe(false);
+  });
+
+  it('turns an error answer into an ApiError with the master’s message', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'missing or invalid bearer token\u001b[5m' }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const client = new MaintdClient({ url: `http://127.0.0.1:${port}`, timeoutMs: 2000 });
+      const err = await client.enqueue('merge_wal', 'x').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      expect((err as ApiError).status).toBe(401);
+      expect((err as ApiError).message).toBe('HTTP 401: missing or invalid bearer token');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  it('gives up on a master that does not answer within the timeout', async () => {
+    fake = await startFakeMaster({ hang: true });
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 200 });
+    const started = performance.now();
+    const err = await client.masters().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConnectionError);
+    expect((err as Error).message).toBe('no answer within 0.2s');
+    expect(performance.now() - started).toBeLessThan(1500);
+  });
+
+  it('says "connection refused" when nothing listens', async () => {
+    const client = new MaintdClient({ url: await refusedUrl(), timeoutMs: 2000 });
+    await expect(client.workers()).rejects.toThrow(new ConnectionError('connection refused'));
+  });
+});

@@ -1,0 +1,216 @@
+import createClient from 'openapi-fetch';
+import { sanitizeDeep, sanitizeText } from '../sanitize.js';
+import type { paths } from './schema.js';
+import type { Cooldown, Master, Store, Task, TaskKind, TaskPage, TaskQuery, Worker } from './types.js';
+
+/** A request the master answered with an error status. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+  }
+}
+
+/** A request that got no answer: refused, reset, DNS, or no response within the timeout. */
+export class ConnectionError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ConnectionError';
+  }
+}
+
+/** How the TUI reaches one master. */
+export interface ClientOptions {
+  /** Base URL, e.g. `http://127.0.0.1:8090`. */
+  readonly url: string;
+  /** MASTER_API_TOKEN, sent as a bearer token (needed for actions from non-loopback hosts). */
+  readonly token?: string | undefined;
+  /** Per-request deadline: a slow master costs at most this, never a frozen screen. */
+  readonly timeoutMs: number;
+  /** For tests. */
+  readonly fetch?: typeof fetch;
+}
+
+/** Most stores read per refresh (pages of 200); beyond it the Stores view says how many it shows. */
+export const MAX_STORE_PAGES = 50;
+const PAGE = 200;
+
+/**
+ * The master's HTTP API as the TUI uses it: typed by the generated OpenAPI schema, every request
+ * bounded by a timeout, every answer sanitised (no terminal escapes from worker text reach the
+ * screen), every failure an {@link ApiError} or a {@link ConnectionError}.
+ */
+export class MaintdClient {
+  readonly url: string;
+  readonly #token: string | undefined;
+  readonly #timeoutMs: number;
+  readonly #fetch: typeof fetch;
+  readonly #api: ReturnType<typeof createClient<paths>>;
+
+  constructor(options: ClientOptions) {
+    this.url = options.url.replace(/\/+$/, '');
+    this.#token = options.token;
+    this.#timeoutMs = options.timeoutMs;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+    const f = this.#fetch;
+    this.#api = createClient<paths>({
+      baseUrl: this.url,
+      headers: this.#headers(),
+      // Through a wrapper so a test's fetch (or one installed later) is used for every call.
+      fetch: (req: Request) => f(req),
+    });
+  }
+
+  /** Headers of every request (the bearer token when one is configured). */
+  #headers(): Record<string, string> {
+    return this.#token ? { authorization: `Bearer ${this.#token}` } : {};
+  }
+
+  /** Live masters. */
+  async masters(signal?: AbortSignal): Promise<Master[]> {
+    const body = await this.#call((s) => this.#api.GET('/api/v1/masters', { signal: s }), signal);
+    return [...body.masters];
+  }
+
+  /** Worker endpoints with their last scan. */
+  async workers(signal?: AbortSignal): Promise<Worker[]> {
+    const body = await this.#call((s) => this.#api.GET('/api/v1/workers', { signal: s }), signal);
+    return [...body.workers];
+  }
+
+  /** Every cooldown record, below-threshold counters included. */
+  async cooldowns(signal?: AbortSignal): Promise<Cooldown[]> {
+    const body = await this.#call(
+      (s) => this.#api.GET('/api/v1/scheduler/cooldowns', { params: { query: { all: 'true' } }, signal: s }),
+      signal,
+    );
+    return [...body];
+  }
+
+  /** Stats rows by name, up to {@link MAX_STORE_PAGES} pages, and how many there are in all. */
+  async stores(signal?: AbortSignal): Promise<{ stores: Store[]; total: number }> {
+    const stores: Store[] = [];
+    let cursor: string | undefined;
+    let total = 0;
+    for (let page = 0; page < MAX_STORE_PAGES; page++) {
+      const query = { limit: PAGE, ...(cursor ? { cursor } : {}) };
+      const body = await this.#call((s) => this.#api.GET('/api/v1/stores', { params: { query }, signal: s }), signal);
+      stores.push(...body.stores);
+      total = body.total;
+      if (!body.next_cursor) break;
+      cursor = body.next_cursor;
+    }
+    return { stores, total };
+  }
+
+  /** One page of tasks, newest first. */
+  async tasks(query: TaskQuery = {}, signal?: AbortSignal): Promise<TaskPage> {
+    return this.#call((s) => this.#api.GET('/api/v1/tasks', { params: { query }, signal: s }), signal);
+  }
+
+  /** The master's Prometheus text (for the fleet-guard overflow counter). */
+  async metrics(signal?: AbortSignal): Promise<string> {
+    const res = await this.#raw('/metrics', { headers: this.#headers() }, signal);
+    return res.text();
+  }
+
+  /** Manual enqueue (never cooldown-gated); `created` is false on a dedupe hit. */
+  async enqueue(kind: TaskKind, target: string): Promise<{ task: Task; created: boolean }> {
+    let created = false;
+    const task = await this.#call(async (s) => {
+      const r = await this.#api.POST('/api/v1/tasks', { body: { kind, target }, signal: s });
+      created = r.response.status === 202;
+      return r;
+    });
+    return { task, created };
+  }
+
+  /** Operator reset of one cooldown; false when there was none (already cleared). */
+  async resetCooldown(kind: TaskKind, target: string): Promise<boolean> {
+    try {
+      await this.#call((s) =>
+        this.#api.DELETE('/api/v1/scheduler/cooldowns/{kind}/{target}', {
+          params: { path: { kind, target } },
+          signal: s,
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return false;
+      throw err;
+    }
+  }
+
+  /** The newest tasks of one store (the detail pane's history). */
+  async history(target: string, limit = 20): Promise<Task[]> {
+    const page = await this.tasks({ target, limit });
+    return [...page.tasks];
+  }
+
+  /** A plain request with the same deadline and error mapping (routes outside the OpenAPI document). */
+  async #raw(path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+    const s = this.#signal(signal);
+    let res: Response;
+    try {
+      res = await this.#fetch(`${this.url}${path}`, { ...init, signal: s });
+    } catch (err) {
+      throw connectionError(err, this.#timeoutMs);
+    }
+    if (!res.ok) throw new ApiError(res.status, `HTTP ${res.status} from ${path}`);
+    return res;
+  }
+
+  #signal(outer?: AbortSignal): AbortSignal {
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    return outer ? AbortSignal.any([outer, timeout]) : timeout;
+  }
+
+  async #call<R extends { data?: unknown; error?: unknown; response: Response }>(
+    request: (signal: AbortSignal) => Promise<R>,
+    signal?: AbortSignal,
+  ): Promise<NonNullable<R['data']>> {
+    let result: R;
+    try {
+      result = await request(this.#signal(signal));
+    } catch (err) {
+      throw connectionError(err, this.#timeoutMs);
+    }
+    const { data, error, response } = result;
+    if (!response.ok || data === undefined) {
+      const message =
+        error && typeof error === 'object' && 'error' in error && typeof error.error === 'string'
+          ? error.error
+          : response.statusText || 'request failed';
+      throw new ApiError(response.status, `HTTP ${response.status}: ${sanitizeText(message)}`);
+    }
+    return sanitizeDeep(data as NonNullable<R['data']>);
+  }
+}
+
+/** A fetch failure as one short, readable message ("connection refused", "timed out after 5s"). */
+export function connectionError(err: unknown, timeoutMs: number): ConnectionError {
+  if (err instanceof ConnectionError) return err;
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError')
+    return new ConnectionError(`no answer within ${formatSeconds(timeoutMs)}`, { cause: err });
+  if (e?.name === 'AbortError') return new ConnectionError('request cancelled', { cause: err });
+  const code = e?.cause?.code;
+  const known: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ECONNRESET: 'connection reset',
+    ENOTFOUND: 'host not found',
+    EAI_AGAIN: 'host lookup failed',
+    EHOSTUNREACH: 'host unreachable',
+    ENETUNREACH: 'network unreachable',
+    UND_ERR_SOCKET: 'connection closed',
+    UND_ERR_CONNECT_TIMEOUT: 'connect timeout',
+  };
+  const text = (code && known[code]) ?? e?.cause?.message ?? e?.message ?? String(err);
+  return new ConnectionError(sanitizeText(text), { cause: err });
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(1)}s`;
+}

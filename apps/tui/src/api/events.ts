@@ -1,0 +1,216 @@
+import { z } from 'zod';
+import { sanitizeDeep, sanitizeText } from '../sanitize.js';
+import { ConnectionError, connectionError } from './client.js';
+import type { Cooldown, Task } from './types.js';
+
+/** One server-sent event: its `event:` name (default `message`), joined `data:` lines and `id:`. */
+export interface SseMessage {
+  readonly event: string;
+  readonly data: string;
+  readonly id: string | undefined;
+}
+
+/**
+ * An incremental `text/event-stream` parser (WHATWG HTML §9.2.6): feed it decoded chunks as they
+ * arrive, split anywhere, and it returns the events they complete. Comments (`: keepalive`) and
+ * unknown fields are ignored; CRLF, CR and LF all end lines.
+ */
+export class SseParser {
+  #buffer = '';
+  #event = '';
+  #data: string[] = [];
+  #id: string | undefined;
+  #sawCr = false;
+
+  /** Parses a chunk; returns the events it completed, in order. */
+  push(chunk: string): SseMessage[] {
+    const out: SseMessage[] = [];
+    let text = chunk;
+    // A CRLF split across chunks: the LF belongs to the CR that already ended a line.
+    if (this.#sawCr && text.startsWith('\n')) text = text.slice(1);
+    this.#sawCr = false;
+    this.#buffer += text;
+    let start = 0;
+    for (let i = 0; i < this.#buffer.length; i++) {
+      const ch = this.#buffer[i];
+      if (ch !== '\n' && ch !== '\r') continue;
+      this.#line(this.#buffer.slice(start, i), out);
+      if (ch === '\r') {
+        if (i + 1 === this.#buffer.length) this.#sawCr = true;
+        else if (this.#buffer[i + 1] === '\n') i++;
+      }
+      start = i + 1;
+    }
+    this.#buffer = this.#buffer.slice(start);
+    return out;
+  }
+
+  #line(line: string, out: SseMessage[]): void {
+    if (line === '') {
+      if (this.#data.length > 0)
+        out.push({ event: this.#event || 'message', data: this.#data.join('\n'), id: this.#id });
+      this.#event = '';
+      this.#data = [];
+      return;
+    }
+    if (line.startsWith(':')) return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') this.#event = value;
+    else if (field === 'data') this.#data.push(value);
+    else if (field === 'id' && !value.includes('\0')) this.#id = value;
+  }
+}
+
+/** A change the master reports over `GET /api/v1/events` (its `MaintdEvent`), sanitised. */
+export type MaintdEvent =
+  | { readonly type: 'task'; readonly revision: number; readonly task: Task }
+  | { readonly type: 'task_deleted'; readonly revision: number; readonly id: string }
+  | {
+      readonly type: 'cooldown';
+      readonly revision: number;
+      readonly kind: Cooldown['kind'];
+      readonly target: string;
+      /** Null when the record was deleted (success, reset or expiry). */
+      readonly cooldown: Cooldown | null;
+    };
+
+// The event stream is not in the OpenAPI document, so its payloads are checked here, loosely:
+// enough that a malformed event is dropped instead of corrupting the screen; extra fields pass.
+const Kind = z.enum(['merge_wal', 'compact']);
+const TaskShape = z.looseObject({
+  id: z.string(),
+  kind: Kind,
+  target: z.string(),
+  state: z.enum(['queued', 'running', 'done', 'failed']),
+  source: z.enum(['sweep', 'manual']),
+  enqueued_at: z.number(),
+  attempt: z.number(),
+});
+const CooldownShape = z.looseObject({
+  kind: Kind,
+  target: z.string(),
+  failures: z.number(),
+  until_ms: z.number().nullable(),
+  last_error: z.string(),
+  last_error_class: z.enum(['target', 'infrastructure']),
+  first_failure_ms: z.number(),
+  last_failure_ms: z.number(),
+  last_task_id: z.string(),
+});
+const EventShape = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('task'), revision: z.number(), task: TaskShape }),
+  z.object({ type: z.literal('task_deleted'), revision: z.number(), id: z.string() }),
+  z.object({
+    type: z.literal('cooldown'),
+    revision: z.number(),
+    kind: Kind,
+    target: z.string(),
+    cooldown: CooldownShape.nullable(),
+  }),
+]);
+
+/** Parses the data of a `task`, `task_deleted` or `cooldown` event; undefined when malformed. */
+export function parseMaintdEvent(data: string): MaintdEvent | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  const parsed = EventShape.safeParse(json);
+  return parsed.success ? sanitizeDeep(parsed.data) : undefined;
+}
+
+/** What one event-stream connection reports. */
+export interface EventStreamHandlers {
+  /** The master accepted the stream (`hello`): from now on every change arrives. */
+  readonly onOpen: (masterId: string | undefined) => void;
+  readonly onEvent: (event: MaintdEvent) => void;
+}
+
+/** Settings of {@link readEventStream}. */
+export interface EventStreamOptions {
+  readonly url: string;
+  readonly token?: string | undefined;
+  /** Deadline for the response headers. */
+  readonly connectTimeoutMs: number;
+  /**
+   * Silence after which the stream counts as dead: the master sends a keepalive every 15 s, so a
+   * longer silence means a half-open connection (the master's host vanished), not a quiet fleet.
+   */
+  readonly idleTimeoutMs: number;
+  readonly signal: AbortSignal;
+  readonly fetch?: typeof fetch;
+}
+
+/** Why an event stream ended. */
+export type StreamEnd = 'closed' | 'overflow' | 'aborted';
+
+/**
+ * Reads `GET /api/v1/events` until it ends: resolves with why (`overflow` = the master cut a slow
+ * client off; reconnect and re-read), rejects with a {@link ConnectionError} when it cannot
+ * connect, goes silent, or breaks. Node 20 has no EventSource, so this parses the stream itself.
+ */
+export async function readEventStream(options: EventStreamOptions, handlers: EventStreamHandlers): Promise<StreamEnd> {
+  const f = options.fetch ?? globalThis.fetch;
+  const local = new AbortController();
+  const signal = AbortSignal.any([options.signal, local.signal]);
+  let idle: NodeJS.Timeout | undefined;
+  let idleFired = false;
+  const arm = (ms: number): void => {
+    clearTimeout(idle);
+    idle = setTimeout(() => {
+      idleFired = true;
+      local.abort();
+    }, ms);
+  };
+  try {
+    arm(options.connectTimeoutMs);
+    const res = await f(`${options.url.replace(/\/+$/, '')}/api/v1/events`, {
+      headers: { accept: 'text/event-stream', ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
+      signal,
+    });
+    if (!res.ok || !res.body) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new ConnectionError(`events: HTTP ${res.status}`);
+    }
+    arm(options.idleTimeoutMs);
+    const parser = new SseParser();
+    const decoder = new TextDecoder();
+    const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return 'closed';
+      arm(options.idleTimeoutMs);
+      for (const m of parser.push(decoder.decode(value, { stream: true }))) {
+        if (m.event === 'hello') handlers.onOpen(helloMaster(m.data));
+        else if (m.event === 'overflow') {
+          await reader.cancel().catch(() => undefined);
+          return 'overflow';
+        } else {
+          const e = parseMaintdEvent(m.data);
+          if (e) handlers.onEvent(e);
+        }
+      }
+    }
+  } catch (err) {
+    if (options.signal.aborted) return 'aborted';
+    if (idleFired) throw new ConnectionError('events: no data (not even a keepalive) in time', { cause: err });
+    throw connectionError(err, options.connectTimeoutMs);
+  } finally {
+    clearTimeout(idle);
+    local.abort();
+  }
+}
+
+function helloMaster(data: string): string | undefined {
+  try {
+    const v = JSON.parse(data) as { master_id?: unknown };
+    return typeof v.master_id === 'string' ? sanitizeText(v.master_id) : undefined;
+  } catch {
+    return undefined;
+  }
+}

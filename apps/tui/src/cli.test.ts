@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_URL, parseCli, parseDuration } from './cli.js';
+
+const run = (argv: string[], env: Record<string, string> = {}) => {
+  const r = parseCli(argv, env, '9.9.9');
+  if (r.action !== 'run') throw new Error(`expected run, got ${JSON.stringify(r)}`);
+  return r.options;
+};
+
+describe('parseCli', () => {
+  it('defaults to the local master, 2 s refresh, 5 s timeout, actions on', () => {
+    expect(run([])).toEqual({
+      url: DEFAULT_URL,
+      token: undefined,
+      readonly: false,
+      refreshMs: 2000,
+      timeoutMs: 5000,
+      guardPercent: 25,
+    });
+  });
+
+  it('takes the URL and token from MAINTD_URL and MAINTD_TOKEN, flags winning', () => {
+    const env = { MAINTD_URL: 'http://m:1/', MAINTD_TOKEN: 't1' };
+    expect(run([], env)).toMatchObject({ url: 'http://m:1', token: 't1' });
+    expect(run(['--url', 'https://x:2', '--token=t2'], env)).toMatchObject({ url: 'https://x:2', token: 't2' });
+  });
+
+  it('parses --readonly, --refresh, --timeout and --guard-percent', () => {
+    expect(run(['--readonly', '--refresh', '500ms', '--timeout', '1.5s', '--guard-percent', '10'])).toMatchObject({
+      readonly: true,
+      refreshMs: 500,
+      timeoutMs: 1500,
+      guardPercent: 10,
+    });
+  });
+
+  it('rejects bad values with a message naming the option', () => {
+    for (const [argv, name] of [
+      [['--url', 'ftp://x'], '--url'],
+      [['--refresh', 'soon'], '--refresh'],
+      [['--refresh', '10ms'], '--refresh'],
+      [['--guard-percent', '0'], '--guard-percent'],
+      [['--nope'], 'nope'],
+    ] as const) {
+      const r = parseCli([...argv], {}, '1');
+      expect(r.action).toBe('error');
+      expect(r.action === 'error' && r.message).toContain(name);
+    }
+  });
+
+  it('answers --help and --version', () => {
+    expect(parseCli(['--help'], {}, '1').action).toBe('help');
+    expect(parseCli(['--version'], {}, '9.9.9')).toEqual({ action: 'version', text: 'maintd-top 9.9.9\n' });
+  });
+
+  it('parses durations in ms, s, m or bare seconds', () => {
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('2')).toBe(2000);
+    expect(parseDuration('1m')).toBe(60_000);
+    expect(parseDuration('2h')).toBeUndefined();
+  });
+});

@@ -1,0 +1,118 @@
+import { parseArgs } from 'node:util';
+
+/** Settings of one `maintd-top` run. */
+export interface CliOptions {
+  readonly url: string;
+  readonly token: string | undefined;
+  readonly readonly: boolean;
+  readonly refreshMs: number;
+  readonly timeoutMs: number;
+  readonly guardPercent: number;
+}
+
+/** What the command line asks for. */
+export type CliResult =
+  | { readonly action: 'run'; readonly options: CliOptions }
+  | { readonly action: 'help'; readonly text: string }
+  | { readonly action: 'version'; readonly text: string }
+  | { readonly action: 'error'; readonly message: string };
+
+/** The default master URL (`maintd`'s default port on this host). */
+export const DEFAULT_URL = 'http://127.0.0.1:8090';
+
+/** `--help` text. */
+export const USAGE = `Usage: maintd-top [--url URL] [--token TOKEN] [--readonly] [--refresh 2s]
+
+The live terminal dashboard of a maintd fleet: queue and running tasks, cooldowns
+(what the sweeps skip and why), store backlog and worker health, with actions to
+run a target now and to reset cooldowns.
+
+Options:
+  --url URL            Master base URL (env MAINTD_URL; default ${DEFAULT_URL}).
+  --token TOKEN        The master's MASTER_API_TOKEN, needed for actions from another
+                       host (env MAINTD_TOKEN; prefer the variable: flags show in ps).
+  --readonly           Disable actions (r, x, c).
+  --refresh DURATION   Poll period, e.g. 2s, 500ms, 1m (default 2s). Changes arrive live
+                       over /api/v1/events; polling covers the rest and the gaps.
+  --timeout DURATION   Deadline of each request (default 5s).
+  --guard-percent N    The masters' TASK_COOLDOWN_MAX_PERCENT, for the Overview's
+                       fleet-guard gauge (default 25).
+  -h, --help           Show this help.
+  --version            Print the version.
+
+Keys: 1-5/Tab views, j/k move, / filter, s sort, Enter detail, Space mark,
+r run now, c reset cooldown, ? help, q quit. NO_COLOR disables colour.
+`;
+
+/** Parses `2s`, `500ms`, `1m`, or bare seconds (`2`, `0.5`) into milliseconds. */
+export function parseDuration(text: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  const unit = m[2] ?? 's';
+  return Math.round(unit === 'ms' ? n : unit === 'm' ? n * 60_000 : n * 1000);
+}
+
+/** Parses the command line and environment. Pure: no I/O, no process globals. */
+export function parseCli(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  version: string,
+): CliResult {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv[0] === '--' ? argv.slice(1) : [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        url: { type: 'string' },
+        token: { type: 'string' },
+        readonly: { type: 'boolean' },
+        refresh: { type: 'string' },
+        timeout: { type: 'string' },
+        'guard-percent': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
+      },
+    }));
+  } catch (err) {
+    return { action: 'error', message: (err as Error).message };
+  }
+  if (values.help) return { action: 'help', text: USAGE };
+  if (values.version) return { action: 'version', text: `maintd-top ${version}\n` };
+
+  const url = values.url ?? (env.MAINTD_URL || DEFAULT_URL);
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+  } catch {
+    return { action: 'error', message: `--url: '${url}' is not an http(s) URL` };
+  }
+  const refreshMs = parseDuration(values.refresh ?? '2s');
+  if (refreshMs === undefined || refreshMs < 250) {
+    return { action: 'error', message: `--refresh: '${values.refresh}' is not a duration of at least 250ms (e.g. 2s)` };
+  }
+  const timeoutMs = parseDuration(values.timeout ?? '5s');
+  if (timeoutMs === undefined || timeoutMs < 100) {
+    return { action: 'error', message: `--timeout: '${values.timeout}' is not a duration of at least 100ms (e.g. 5s)` };
+  }
+  const guardPercent = Number(values['guard-percent'] ?? '25');
+  if (!Number.isFinite(guardPercent) || guardPercent <= 0 || guardPercent > 100) {
+    return {
+      action: 'error',
+      message: `--guard-percent: '${values['guard-percent']}' is not a percentage in (0, 100]`,
+    };
+  }
+  return {
+    action: 'run',
+    options: {
+      url: url.replace(/\/+$/, ''),
+      token: values.token ?? (env.MAINTD_TOKEN || undefined),
+      readonly: values.readonly ?? false,
+      refreshMs,
+      timeoutMs,
+      guardPercent,
+    },
+  };
+}

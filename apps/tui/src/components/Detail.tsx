@@ -1,0 +1,191 @@
+import { Box, Text } from 'ink';
+import type { ReactNode } from 'react';
+import type { Cooldown, Store, Task, Worker } from '../api/types.js';
+import { formatAgo, formatCount, formatDuration, truncate, wrap } from '../format.js';
+import { type FleetData, cooldownKey } from '../state/fleet.js';
+import { type Tone, toneColor, useTheme } from '../theme.js';
+import {
+  type ListViewId,
+  cooldownState,
+  stateTone,
+  storeCooldowns,
+  taskOutcome,
+  taskTiming,
+  timeLeft,
+  workerHealth,
+} from '../views/specs.js';
+
+/** The task history of the detail pane's target, as loaded. */
+export interface History {
+  readonly target: string;
+  readonly tasks: readonly Task[] | undefined;
+  readonly error: string | undefined;
+}
+
+/** Props of {@link Detail}. */
+export interface DetailProps {
+  readonly view: ListViewId;
+  readonly itemKey: string;
+  readonly data: FleetData;
+  readonly history: History | undefined;
+  readonly now: number;
+  readonly width: number;
+  readonly height: number;
+}
+
+const LABEL = 15;
+
+type Line = {
+  readonly label?: string;
+  readonly text: string;
+  readonly tone?: Tone | undefined;
+  readonly bold?: boolean;
+};
+
+/**
+ * The detail pane: one item in full (the whole last error, wrapped), live, and the recent task
+ * history of its target.
+ */
+export function Detail(props: DetailProps): ReactNode {
+  const theme = useTheme();
+  const { data, now, width } = props;
+  const inner = width - 4;
+  let title: string;
+  let lines: Line[];
+  let target: string | undefined;
+  const field = (label: string, text: string, tone?: Tone): Line => ({ label, text, tone });
+  const long = (label: string, text: string, tone?: Tone): Line[] => {
+    const rows = wrap(text || '–', inner - LABEL);
+    return rows.map((r, i) => ({ ...(i === 0 ? { label } : { label: '' }), text: r, tone }));
+  };
+
+  if (props.view === 'cooldowns') {
+    const c: Cooldown | undefined = data.cooldowns?.get(props.itemKey);
+    const [kind, ...rest] = props.itemKey.split('/');
+    target = c?.target ?? rest.join('/');
+    title = `Cooldown ${kind} ${target}`;
+    lines = c
+      ? [
+          field('state', cooldownState(c, now).text, cooldownState(c, now).tone),
+          field('failures', String(c.failures)),
+          field('time left', timeLeft(c, now), 'bad'),
+          field(
+            'until',
+            c.until_ms === null ? 'below the threshold: no window yet' : new Date(c.until_ms).toISOString(),
+          ),
+          field('first failure', formatAgo(c.first_failure_ms, now)),
+          field('last failure', formatAgo(c.last_failure_ms, now)),
+          field('class', c.last_error_class),
+          field('last task', c.last_task_id, 'muted'),
+          ...long('last error', c.last_error, 'bad'),
+        ]
+      : [field('state', 'cleared (reset, success or expiry)', 'ok')];
+  } else if (props.view === 'tasks') {
+    const t: Task | undefined = data.tasks?.get(props.itemKey);
+    target = t?.target;
+    title = t ? `Task ${t.kind} ${t.target}` : `Task ${props.itemKey}`;
+    lines = t
+      ? [
+          field('id', t.id, 'muted'),
+          field('state', t.state, stateTone(t.state)),
+          field('source', t.source),
+          field('attempt', String(t.attempt)),
+          field('enqueued', formatAgo(t.enqueued_at, now)),
+          field('started', formatAgo(t.started_at, now)),
+          field('finished', formatAgo(t.finished_at, now)),
+          field(t.state === 'running' ? 'running for' : 'took', taskTiming(t, now)),
+          field('owner', t.owner ?? '–'),
+          ...(t.error_class ? [field('class', t.error_class)] : []),
+          ...long(t.error ? 'error' : 'detail', taskOutcome(t), t.error ? 'bad' : undefined),
+          ...cooldownLines(data.cooldowns?.get(cooldownKey(t.kind, t.target)), now),
+        ]
+      : [field('state', 'no longer in the recent history', 'muted')];
+  } else if (props.view === 'stores') {
+    const s: Store | undefined = data.stores?.find((x) => x.name === props.itemKey);
+    target = props.itemKey;
+    title = `Store ${props.itemKey}`;
+    lines = s
+      ? [
+          field(
+            'pending WAL',
+            formatCount(s.pending_wal_generations),
+            s.pending_wal_generations > 0 ? 'warn' : undefined,
+          ),
+          field('fragments', formatCount(s.fragment_count)),
+          field('rows', formatCount(s.row_count)),
+          field('owners', s.owners.join(', ') || '–'),
+          field('scanned', formatAgo(s.scanned_at, now)),
+          ...storeCooldowns(s.name, data).flatMap((c) => cooldownLines(c, now)),
+        ]
+      : [field('state', 'no longer reported by any worker', 'muted')];
+  } else {
+    const w: Worker | undefined = data.workers?.find((x) => x.endpoint === props.itemKey);
+    title = `Worker ${props.itemKey}`;
+    lines = w
+      ? [
+          field('health', workerHealth(w).text, workerHealth(w).tone),
+          field('stores', formatCount(w.stores)),
+          field('last scan', formatAgo(w.last_scan_at, now)),
+          ...long('error', w.error ?? '', 'bad'),
+        ]
+      : [field('state', 'no longer configured', 'muted')];
+  }
+
+  const history = target !== undefined && props.history?.target === target ? props.history : undefined;
+  const room = props.height - 2 - lines.length - 2;
+  return (
+    <Box flexDirection="column" height={props.height} width={width} borderStyle="single" paddingX={1}>
+      <Text bold wrap="truncate">
+        {truncate(title, inner - 12)}
+        <Text dimColor>{'  Esc back'}</Text>
+      </Text>
+      {lines.slice(0, props.height - 3).map((l, i) => (
+        <Text key={i} wrap="truncate">
+          <Text dimColor>{(l.label ?? '').padEnd(LABEL)}</Text>
+          <Text color={toneColor(theme, l.tone)} bold={l.bold ?? false}>
+            {l.text}
+          </Text>
+        </Text>
+      ))}
+      {target !== undefined && room > 0 ? <HistoryLines history={history} now={now} rows={room} width={inner} /> : null}
+    </Box>
+  );
+}
+
+function cooldownLines(c: Cooldown | undefined, now: number): Line[] {
+  if (!c) return [];
+  const state = cooldownState(c, now);
+  return [
+    {
+      label: `${c.kind}`,
+      text: `${state.text} · ${c.failures} failure${c.failures === 1 ? '' : 's'} · ${timeLeft(c, now)} left · ${c.last_error}`,
+      tone: state.tone,
+    },
+  ];
+}
+
+function HistoryLines(props: {
+  readonly history: History | undefined;
+  readonly now: number;
+  readonly rows: number;
+  readonly width: number;
+}): ReactNode {
+  const theme = useTheme();
+  const h = props.history;
+  return (
+    <Box flexDirection="column" marginTop={1}>
+      <Text bold>History of this target</Text>
+      {!h || (!h.tasks && !h.error) ? <Text dimColor>loading…</Text> : null}
+      {h?.error ? <Text color={toneColor(theme, 'bad')}>{truncate(h.error, props.width)}</Text> : null}
+      {h?.tasks && h.tasks.length === 0 ? <Text dimColor>no tasks</Text> : null}
+      {(h?.tasks ?? []).slice(0, Math.max(0, props.rows - 1)).map((t) => (
+        <Text key={t.id} wrap="truncate">
+          <Text color={toneColor(theme, stateTone(t.state))}>{t.state.padEnd(8)}</Text>
+          {`${t.kind.padEnd(10)}${formatAgo(t.finished_at ?? t.started_at ?? t.enqueued_at, props.now).padStart(12)}  `}
+          {`${formatDuration(t.finished_at !== undefined && t.started_at !== undefined ? t.finished_at - t.started_at : 0).padStart(6)}  `}
+          <Text dimColor>{taskOutcome(t)}</Text>
+        </Text>
+      ))}
+    </Box>
+  );
+}

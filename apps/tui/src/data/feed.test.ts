@@ -1,0 +1,152 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type FakeMaster, cooldown, startFakeMaster } from '../../test/fake-master.js';
+import { MaintdClient } from '../api/client.js';
+import { type FeedOptions, FleetFeed, deriveConnection } from './feed.js';
+import type { FleetSnapshot } from './source.js';
+
+const feeds: FleetFeed[] = [];
+const fakes: FakeMaster[] = [];
+afterEach(async () => {
+  await Promise.all(feeds.splice(0).map((f) => f.stop()));
+  await Promise.all(fakes.splice(0).map((f) => f.close()));
+});
+
+async function fake(...args: Parameters<typeof startFakeMaster>): Promise<FakeMaster> {
+  const f = await startFakeMaster(...args);
+  fakes.push(f);
+  return f;
+}
+
+function feedFor(url: string, over: Partial<FeedOptions> = {}): FleetFeed {
+  const feed = new FleetFeed({
+    client: new MaintdClient({ url, timeoutMs: over.refreshMs ? over.refreshMs * 2 : 1000 }),
+    refreshMs: 100,
+    flushMs: 10,
+    maxBackoffMs: 200,
+    ...over,
+  });
+  feeds.push(feed);
+  feed.start();
+  return feed;
+}
+
+/** Waits until the feed's snapshot satisfies `ok`. */
+async function until(feed: FleetFeed, ok: (s: FleetSnapshot) => boolean, ms = 5000): Promise<FleetSnapshot> {
+  const deadline = performance.now() + ms;
+  while (performance.now() < deadline) {
+    const s = feed.getSnapshot();
+    if (ok(s)) return s;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out; last connection: ${JSON.stringify(feed.getSnapshot().connection)}`);
+}
+
+describe('deriveConnection', () => {
+  it('is live with the stream open, polling without it, disconnected when nothing answers', () => {
+    const base = { error: undefined, lastUpdateMs: undefined };
+    expect(deriveConnection({ ...base, streamOpen: true, pollOk: false }).state).toBe('live');
+    expect(deriveConnection({ ...base, streamOpen: false, pollOk: true }).state).toBe('polling');
+    expect(deriveConnection({ ...base, streamOpen: false, pollOk: false }).state).toBe('disconnected');
+    expect(deriveConnection({ ...base, streamOpen: false, pollOk: undefined }).state).toBe('connecting');
+  });
+});
+
+describe('FleetFeed', () => {
+  it('loads every list, then goes live on the event stream', async () => {
+    const f = await fake({ workers: [{ endpoint: 'http://w1', ok: true, error: null, last_scan_at: 1, stores: 2 }] });
+    f.state.cooldowns.set('merge_wal/a', cooldown('a'));
+    const feed = feedFor(f.url);
+    const s = await until(feed, (x) => x.connection.state === 'live' && x.data.cooldowns !== undefined);
+    expect(s.data.masters?.map((m) => m.id)).toEqual(['master-a']);
+    expect(s.data.workers).toHaveLength(1);
+    expect([...s.data.cooldowns!.keys()]).toEqual(['merge_wal/a']);
+    expect(s.data.guardOverflow).toEqual({ merge_wal: 0, compact: 0 });
+    expect(s.data.counts).toEqual({ merge_wal: { queued: 0, running: 0 }, compact: { queued: 0, running: 0 } });
+  });
+
+  it('applies live events between polls', async () => {
+    const f = await fake();
+    const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });
+    await until(feed, (x) => x.connection.state === 'live' && x.data.cooldowns !== undefined);
+    await until(feed, () => f.clients === 1);
+    f.emit({ type: 'cooldown', revision: 9, kind: 'merge_wal', target: 'b', cooldown: cooldown('b', { failures: 5 }) });
+    const s = await until(feed, (x) => x.data.cooldowns?.has('merge_wal/b') === true, 2000);
+    expect(s.data.cooldowns!.get('merge_wal/b')?.failures).toBe(5);
+    f.emit({ type: 'cooldown', revision: 10, kind: 'merge_wal', target: 'b', cooldown: null });
+    await until(feed, (x) => x.data.cooldowns?.has('merge_wal/b') === false, 2000);
+  });
+
+  it('re-reads what changed while its stream was down: after an overflow it reconnects and resyncs', async () => {
+    const f = await fake();
+    const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });
+    await until(feed, (x) => x.connection.state === 'live' && x.data.cooldowns !== undefined);
+    // A change the stream never delivers: only a full re-read can find it.
+    f.state.cooldowns.set('merge_wal/missed', cooldown('missed'));
+    f.overflow();
+    await until(feed, (x) => x.data.cooldowns?.has('merge_wal/missed') === true);
+    await until(feed, (x) => x.connection.state === 'live');
+    await until(feed, () => f.clients === 1);
+  });
+
+  it('falls back to polling when the event stream is unavailable', async () => {
+    const f = await fake();
+    // A fetch that refuses only the event stream.
+    const noEvents: typeof fetch = (input, init) =>
+      String(input instanceof Request ? input.url : input).endsWith('/api/v1/events')
+        ? Promise.reject(new TypeError('fetch failed'))
+        : fetch(input, init);
+    const feed = feedFor(f.url, { fetch: noEvents });
+    await until(feed, (x) => x.connection.state === 'polling' && x.data.cooldowns !== undefined);
+    f.state.cooldowns.set('merge_wal/late', cooldown('late'));
+    await until(feed, (x) => x.data.cooldowns?.has('merge_wal/late') === true);
+    expect(feed.getSnapshot().connection.state).toBe('polling');
+  });
+
+  it('shows disconnected when the master dies and live data again when it is back on the same port', async () => {
+    const f = await fake();
+    const feed = feedFor(f.url);
+    await until(feed, (x) => x.connection.state === 'live');
+    const port = f.port;
+    fakes.splice(fakes.indexOf(f), 1);
+    await f.close();
+    const down = await until(feed, (x) => x.connection.state === 'disconnected');
+    expect(down.connection.error).toMatch(/refused|closed|reset/);
+    const again = await fake({}, port);
+    again.state.cooldowns.set('merge_wal/new', cooldown('new'));
+    await until(feed, (x) => x.connection.state === 'live' && x.data.cooldowns?.has('merge_wal/new') === true);
+  });
+
+  it('never waits on a slow master longer than its timeout, keeping the last data', async () => {
+    const f = await fake();
+    f.state.cooldowns.set('merge_wal/a', cooldown('a'));
+    const feed = feedFor(f.url, { refreshMs: 100 });
+    await until(feed, (x) => x.data.cooldowns?.size === 1);
+    f.state.hang = true;
+    f.dropConnections();
+    const s = await until(
+      feed,
+      (x) => x.connection.state === 'disconnected' && /no answer within/.test(x.connection.error ?? ''),
+      3000,
+    );
+    expect(s.data.cooldowns?.size).toBe(1);
+  });
+
+  it('replays events that arrive during a slow poll on top of its (older) result', async () => {
+    const f = await fake();
+    const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });
+    await until(feed, (x) => x.connection.state === 'live' && x.data.cooldowns !== undefined);
+    await until(feed, () => f.clients === 1);
+    await new Promise((r) => setTimeout(r, 200)); // the poll the stream's hello asked for is over
+    // The next full read is answered late, from state that predates the event sent meanwhile.
+    f.state.delayMs = 300;
+    const before = f.state.requests.length;
+    feed.refresh();
+    const reading = (): boolean =>
+      f.state.requests.slice(before).some((r) => r.startsWith('GET /api/v1/scheduler/cooldowns'));
+    await until(feed, reading);
+    f.emit({ type: 'cooldown', revision: 20, kind: 'merge_wal', target: 'fresh', cooldown: cooldown('fresh') });
+    await until(feed, (x) => x.data.cooldowns?.has('merge_wal/fresh') === true);
+    await new Promise((r) => setTimeout(r, 500)); // the late read has landed
+    expect(feed.getSnapshot().data.cooldowns?.has('merge_wal/fresh')).toBe(true);
+  });
+});

@@ -1,0 +1,316 @@
+import { ApiError, type MaintdClient } from '../api/client.js';
+import { type MaintdEvent, readEventStream } from '../api/events.js';
+import { type Task, type TaskKind, type TaskPage, TASK_KINDS } from '../api/types.js';
+import {
+  EMPTY_FLEET,
+  type FleetData,
+  applyEvents,
+  cooldownMap,
+  countsFrom,
+  parseGuardOverflow,
+  taskMap,
+} from '../state/fleet.js';
+import type { Connection, ConnectionState, FleetSnapshot, FleetSource } from './source.js';
+
+/** Settings of a {@link FleetFeed}. */
+export interface FeedOptions {
+  readonly client: MaintdClient;
+  readonly token?: string | undefined;
+  /** Poll period (`--refresh`). */
+  readonly refreshMs: number;
+  /** While the event stream is live, the big lists (cooldowns) are re-read only this often. */
+  readonly resyncMs?: number;
+  /**
+   * Stores have no events; a fleet with more than {@link LARGE_FLEET} of them is re-read at most
+   * this often (their stats change once per scan, every 60 s by default), a smaller one every
+   * refresh.
+   */
+  readonly largeFleetStoresMs?: number;
+  /** Events are applied in batches at most this often: four frames a second read as live, and
+   * each frame of a 10,000-row list costs Ink ~10 ms (see bench/tui.bench.ts). */
+  readonly flushMs?: number;
+  /** Event-stream silence that counts as a dead connection (the master keeps alive every 15 s). */
+  readonly streamIdleMs?: number;
+  /** Longest wait between event-stream reconnects. */
+  readonly maxBackoffMs?: number;
+  readonly now?: () => number;
+  readonly fetch?: typeof fetch;
+}
+
+/** How many newest tasks one refresh reads (the Tasks view, recent outcomes). */
+export const RECENT_TASKS = 200;
+/** Stores beyond which the stores list is re-read less often than every refresh. */
+export const LARGE_FLEET = 1000;
+
+/** Inputs of {@link deriveConnection}. */
+export interface ConnectionFacts {
+  readonly streamOpen: boolean;
+  /** Outcome of the latest poll: true (something answered), false (nothing did), undefined (none yet). */
+  readonly pollOk: boolean | undefined;
+  readonly error: string | undefined;
+  readonly lastUpdateMs: number | undefined;
+}
+
+/** The connection state shown to the operator, from what the feed knows. */
+export function deriveConnection(f: ConnectionFacts): Connection {
+  let state: ConnectionState;
+  if (f.streamOpen) state = 'live';
+  else if (f.pollOk === true) state = 'polling';
+  else if (f.pollOk === false) state = 'disconnected';
+  else state = 'connecting';
+  return { state, error: f.error, lastUpdateMs: f.lastUpdateMs };
+}
+
+/**
+ * Keeps a {@link FleetSnapshot} of one master current: live over `/api/v1/events` (reconnecting
+ * with backoff, forever), plus polling every `refreshMs` for what has no events (masters,
+ * workers, stores, counts) and, while the stream is down, for everything. Every request has a
+ * deadline and polls never overlap, so a slow or vanished master costs staleness, never a frozen
+ * screen. Events that arrive while a poll is in flight are replayed on top of its result, so a
+ * slow read never rolls a newer change back.
+ */
+export class FleetFeed implements FleetSource {
+  readonly #o: Required<Omit<FeedOptions, 'token' | 'fetch'>> & Pick<FeedOptions, 'token' | 'fetch'>;
+  readonly #listeners = new Set<() => void>();
+  readonly #stop = new AbortController();
+  #data: FleetData = EMPTY_FLEET;
+  #snapshot: FleetSnapshot;
+  #streamOpen = false;
+  #pollOk: boolean | undefined;
+  #pollError: string | undefined;
+  #streamError: string | undefined;
+  #lastUpdateMs: number | undefined;
+  #lastFullMs = -Infinity;
+  #lastStoresMs = -Infinity;
+  #fullWanted = true;
+  #wake: (() => void) | undefined;
+  #pending: MaintdEvent[] = [];
+  #replay: MaintdEvent[] | undefined;
+  #flushTimer: NodeJS.Timeout | undefined;
+  #loops: Promise<void>[] = [];
+
+  constructor(options: FeedOptions) {
+    this.#o = {
+      resyncMs: 30_000,
+      largeFleetStoresMs: 10_000,
+      flushMs: 250,
+      streamIdleMs: 40_000,
+      maxBackoffMs: 10_000,
+      now: () => Date.now(),
+      ...options,
+    };
+    this.#snapshot = { data: this.#data, connection: this.#connection() };
+  }
+
+  /** Starts polling and streaming in the background. */
+  start(): void {
+    if (this.#loops.length > 0) return;
+    this.#loops = [this.#pollLoop(), this.#streamLoop()];
+  }
+
+  /** Stops everything, aborting requests in flight. */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    this.#wake?.();
+    clearTimeout(this.#flushTimer);
+    await Promise.all(this.#loops);
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  getSnapshot(): FleetSnapshot {
+    return this.#snapshot;
+  }
+
+  refresh(): void {
+    this.#fullWanted = true;
+    this.#wake?.();
+  }
+
+  #connection(): Connection {
+    return deriveConnection({
+      streamOpen: this.#streamOpen,
+      pollOk: this.#pollOk,
+      error: this.#pollError ?? this.#streamError,
+      lastUpdateMs: this.#lastUpdateMs,
+    });
+  }
+
+  #publish(): void {
+    this.#snapshot = { data: this.#data, connection: this.#connection() };
+    for (const l of this.#listeners) l();
+  }
+
+  async #pollLoop(): Promise<void> {
+    const signal = this.#stop.signal;
+    while (!signal.aborted) {
+      try {
+        await this.#pollOnce(signal);
+      } catch (err) {
+        // A bug in handling an answer must not end polling for the rest of the session.
+        this.#replay = undefined;
+        this.#pollOk = false;
+        this.#pollError = `internal error: ${(err as Error).message}`;
+        this.#publish();
+      }
+      if (signal.aborted) return;
+      if (this.#fullWanted) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.#o.refreshMs);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+  }
+
+  /** One round of reads; each part that fails keeps its previous value. */
+  async #pollOnce(signal: AbortSignal): Promise<void> {
+    const c = this.#o.client;
+    const now = this.#o.now();
+    const full = this.#fullWanted || !this.#streamOpen || now - this.#lastFullMs >= this.#o.resyncMs;
+    const storesDue =
+      full || this.#data.storesTotal <= LARGE_FLEET || now - this.#lastStoresMs >= this.#o.largeFleetStoresMs;
+    this.#fullWanted = false;
+    this.#replay = [];
+    const page = (q: Parameters<MaintdClient['tasks']>[0]): Promise<TaskPage> => c.tasks(q, signal);
+    const [masters, workers, stores, recent, queued, running, metrics, cooldowns] = await Promise.allSettled([
+      c.masters(signal),
+      c.workers(signal),
+      storesDue ? c.stores(signal) : Promise.resolve(undefined),
+      page({ limit: RECENT_TASKS }),
+      page({ state: 'queued', limit: RECENT_TASKS }),
+      page({ state: 'running', limit: RECENT_TASKS }),
+      c.metrics(signal),
+      full ? c.cooldowns(signal) : Promise.resolve(undefined),
+    ]);
+    // A queue longer than one page: its per-kind depths need one small read per kind.
+    let queuedTotals: Partial<Record<TaskKind, number>> | undefined;
+    if (queued.status === 'fulfilled' && queued.value.total > queued.value.tasks.length) {
+      const totals = await Promise.allSettled(TASK_KINDS.map((kind) => page({ state: 'queued', kind, limit: 1 })));
+      queuedTotals = {};
+      TASK_KINDS.forEach((kind, i) => {
+        const r = totals[i];
+        if (r?.status === 'fulfilled') queuedTotals![kind] = r.value.total;
+      });
+    }
+    if (signal.aborted) return;
+
+    const results = [masters, workers, stores, recent, queued, running, metrics, cooldowns];
+    const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    // Any HTTP answer (even a 503) means the master is there; only when nothing answered is it gone.
+    const answered = results.some((r) => r.status === 'fulfilled' || r.reason instanceof ApiError);
+    const replay = this.#replay;
+    this.#replay = undefined;
+
+    let data = this.#data;
+    if (masters.status === 'fulfilled') data = { ...data, masters: masters.value };
+    if (workers.status === 'fulfilled') data = { ...data, workers: workers.value };
+    if (stores.status === 'fulfilled' && stores.value) {
+      data = { ...data, stores: stores.value.stores, storesTotal: stores.value.total };
+      this.#lastStoresMs = now;
+    }
+    if (metrics.status === 'fulfilled') data = { ...data, guardOverflow: parseGuardOverflow(metrics.value) };
+    if (queued.status === 'fulfilled' && running.status === 'fulfilled') {
+      data = { ...data, counts: countsFrom(queued.value, running.value, queuedTotals) };
+    }
+    if (recent.status === 'fulfilled' && queued.status === 'fulfilled' && running.status === 'fulfilled') {
+      const all: Task[] = [...recent.value.tasks, ...queued.value.tasks, ...running.value.tasks];
+      data = applyEvents(
+        { ...data, tasks: taskMap(all) },
+        replay.filter((e) => e.type !== 'cooldown'),
+      );
+    }
+    if (cooldowns.status === 'fulfilled' && cooldowns.value) {
+      data = applyEvents(
+        { ...data, cooldowns: cooldownMap(cooldowns.value) },
+        replay.filter((e) => e.type === 'cooldown'),
+      );
+      this.#lastFullMs = now;
+    }
+    this.#data = data;
+    this.#pollOk = answered;
+    this.#pollError = failures.length > 0 ? (failures[0]!.reason as Error).message : undefined;
+    if (answered) this.#lastUpdateMs = this.#o.now();
+    this.#publish();
+  }
+
+  async #streamLoop(): Promise<void> {
+    const signal = this.#stop.signal;
+    const base = 250;
+    let backoff = base;
+    while (!signal.aborted) {
+      let end: string;
+      try {
+        end = await readEventStream(
+          {
+            url: this.#o.client.url,
+            token: this.#o.token,
+            connectTimeoutMs: Math.max(this.#o.refreshMs, 5000),
+            idleTimeoutMs: this.#o.streamIdleMs,
+            signal,
+            ...(this.#o.fetch ? { fetch: this.#o.fetch } : {}),
+          },
+          {
+            onOpen: () => {
+              this.#streamOpen = true;
+              this.#streamError = undefined;
+              backoff = base;
+              // Whatever changed while the stream was down is only in a full read.
+              this.refresh();
+              this.#publish();
+            },
+            onEvent: (e) => this.#onEvent(e),
+          },
+        );
+        if (end === 'closed') this.#streamError = 'event stream closed by the master';
+      } catch (err) {
+        end = 'error';
+        this.#streamError = (err as Error).message;
+      }
+      if (signal.aborted) return;
+      const wasOpen = this.#streamOpen;
+      this.#streamOpen = false;
+      this.#flush();
+      if (wasOpen) {
+        // Poll at once: if the master is gone the header says so now, not a refresh later.
+        this.refresh();
+        this.#publish();
+      }
+      const wait = end === 'overflow' ? 0 : backoff * (0.5 + Math.random() / 2);
+      backoff = Math.min(backoff * 2, this.#o.maxBackoffMs);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
+      });
+    }
+  }
+
+  #onEvent(e: MaintdEvent): void {
+    this.#pending.push(e);
+    this.#replay?.push(e);
+    this.#flushTimer ??= setTimeout(() => this.#flush(), this.#o.flushMs);
+  }
+
+  #flush(): void {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    if (this.#pending.length === 0) return;
+    this.#data = applyEvents(this.#data, this.#pending);
+    this.#pending = [];
+    this.#lastUpdateMs = this.#o.now();
+    this.#publish();
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Text formatting for the screen: durations, countdowns, fixed-width cells. Pure functions; all
+ * widths are in terminal columns, counting every code point as one column (server text is
+ * sanitised ASCII-safe before it gets here, store names are ASCII by contract).
+ */
+
+/** A compact duration: `45s`, `12m05s`, `3h12m`, `2d04h`. Negative values count as 0. */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${pad2(s % 60)}s`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h${pad2(m % 60)}m`;
+  return `${Math.floor(h / 24)}d${pad2(h % 24)}h`;
+}
+
+/** A countdown to `untilMs`, ticking each second: `9m59s`, `expired` once past. */
+export function formatCountdown(untilMs: number, nowMs: number): string {
+  const left = untilMs - nowMs;
+  return left <= 0 ? 'expired' : formatDuration(left + 999);
+}
+
+/** `3s ago`, `12m05s ago`; `–` when unknown. */
+export function formatAgo(ms: number | undefined | null, nowMs: number): string {
+  if (ms === undefined || ms === null) return '–';
+  return `${formatDuration(nowMs - ms)} ago`;
+}
+
+/** A local wall-clock time `HH:MM:SS`. */
+export function formatClock(ms: number): string {
+  const d = new Date(ms);
+  return `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+}
+
+/** Thousands separators: `7,985`. */
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function pad2(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+/** Cuts `text` to `width` columns, ending in `…` when it had to cut. */
+export function truncate(text: string, width: number): string {
+  if (width <= 0) return '';
+  const chars = [...text];
+  if (chars.length <= width) return text;
+  return width === 1 ? '…' : `${chars.slice(0, width - 1).join('')}…`;
+}
+
+/** Exactly `width` columns: truncated, then padded on the right (or left for `align: 'right'`). */
+export function fit(text: string, width: number, align: 'left' | 'right' = 'left'): string {
+  const t = truncate(text, width);
+  const gap = width - [...t].length;
+  if (gap <= 0) return t;
+  return align === 'right' ? ' '.repeat(gap) + t : t + ' '.repeat(gap);
+}
+
+/** Splits text into lines of at most `width` columns, breaking at spaces where it can. */
+export function wrap(text: string, width: number): string[] {
+  if (width <= 0) return [];
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    let w = word;
+    while ([...w].length > width) {
+      // A word longer than a line (a path, a URL): hard-break it.
+      if (line) {
+        lines.push(line);
+        line = '';
+      }
+      const chars = [...w];
+      lines.push(chars.slice(0, width).join(''));
+      w = chars.slice(width).join('');
+    }
+    if (!line) line = w;
+    else if ([...line].length + 1 + [...w].length <= width) line += ` ${w}`;
+    else {
+      lines.push(line);
+      line = w;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
+}

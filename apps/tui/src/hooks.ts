@@ -1,0 +1,55 @@
+import { useStdout } from 'ink';
+import { useEffect, useReducer, useRef, useState } from 'react';
+
+/** Terminal size in character cells. */
+export interface Size {
+  readonly columns: number;
+  readonly rows: number;
+}
+
+/** The smallest terminal the layout is designed for; below it the App asks for more room. */
+export const MIN_SIZE: Size = { columns: 80, rows: 24 };
+
+/**
+ * The terminal's size, following resizes; `fixed` overrides it (tests, benchmarks). A stream
+ * that does not know its size (a pipe, a test stub) counts as 80×24.
+ */
+export function useTerminalSize(fixed?: Size): Size {
+  const { stdout } = useStdout();
+  const read = (): Size => ({
+    columns: stdout.columns || MIN_SIZE.columns,
+    rows: stdout.rows || MIN_SIZE.rows,
+  });
+  const [size, setSize] = useState(read);
+  useEffect(() => {
+    if (fixed) return;
+    const onResize = (): void => setSize(read());
+    stdout.on('resize', onResize);
+    return () => {
+      stdout.off('resize', onResize);
+    };
+  }, [stdout, fixed]);
+  return fixed ?? size;
+}
+
+/**
+ * The current time, read on every render, plus a re-render whenever the shown `tickMs` period
+ * (the second, for countdowns) has moved on since the last render. A dashboard that is already
+ * redrawing for live data several times a second thus draws no extra frames for its clock.
+ */
+export function useNow(now: () => number, tickMs: number): number {
+  const [, redraw] = useReducer((n: number) => n + 1, 0);
+  const shown = useRef(0);
+  const t = now();
+  shown.current = t;
+  useEffect(() => {
+    const timer = setInterval(
+      () => {
+        if (Math.floor(now() / tickMs) !== Math.floor(shown.current / tickMs)) redraw();
+      },
+      Math.max(5, tickMs / 4),
+    );
+    return () => clearInterval(timer);
+  }, [now, tickMs]);
+  return t;
+}

@@ -1,0 +1,61 @@
+import process from 'node:process';
+import { MaintdClient } from './api/client.js';
+import { parseCli } from './cli.js';
+import { FleetFeed } from './data/feed.js';
+import { renderDashboard } from './render.js';
+import { colorEnabled } from './theme.js';
+import { VERSION } from './version.js';
+
+// The alternate screen: the dashboard takes the whole terminal and the shell's scrollback comes
+// back untouched on exit, as with htop or k9s.
+const ENTER_ALT_SCREEN = '\u001b[?1049h\u001b[H';
+const LEAVE_ALT_SCREEN = '\u001b[?1049l';
+
+/** The `maintd-top` entry point. */
+export async function main(argv: readonly string[]): Promise<void> {
+  const cli = parseCli(argv, process.env, VERSION);
+  if (cli.action === 'help' || cli.action === 'version') {
+    process.stdout.write(cli.text);
+    return;
+  }
+  if (cli.action === 'error') {
+    process.stderr.write(`maintd-top: ${cli.message}\nRun 'maintd-top --help' for the options.\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (!process.stdout.isTTY || !process.stdin.isTTY) {
+    process.stderr.write('maintd-top: needs an interactive terminal (stdin and stdout must be a TTY)\n');
+    process.exitCode = 2;
+    return;
+  }
+  const o = cli.options;
+  const client = new MaintdClient({ url: o.url, token: o.token, timeoutMs: o.timeoutMs });
+  const feed = new FleetFeed({ client, token: o.token, refreshMs: o.refreshMs });
+  feed.start();
+
+  process.stdout.write(ENTER_ALT_SCREEN);
+  let restored = false;
+  const restore = (): void => {
+    if (restored) return;
+    restored = true;
+    process.stdout.write(LEAVE_ALT_SCREEN);
+  };
+  process.once('exit', restore);
+  const instance = renderDashboard({
+    source: feed,
+    api: client,
+    url: o.url,
+    readonly: o.readonly,
+    guardPercent: o.guardPercent,
+    theme: { color: colorEnabled(process.env) },
+  });
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const) process.once(signal, () => instance.unmount());
+  try {
+    await instance.waitUntilExit();
+  } finally {
+    await feed.stop();
+    restore();
+  }
+  // Keep-alive sockets of fetch's pool would hold the process open for a few seconds.
+  process.exit(process.exitCode ?? 0);
+}

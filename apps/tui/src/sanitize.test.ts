@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { sanitizeDeep, sanitizeText } from './sanitize.js';
+
+describe('sanitizeText', () => {
+  it('removes CSI, OSC and other escape sequences', () => {
+    expect(sanitizeText('\u001b[2J\u001b[31mred\u001b[0m')).toBe('red');
+    expect(sanitizeText('a\u001b]0;pwned title\u0007b')).toBe('ab');
+    expect(sanitizeText('x\u001b]8;;http://evil\u001b\\link\u001b]8;;\u001b\\y')).toBe('xlinky');
+  });
+
+  it('turns stray control characters (C0, DEL, C1) into spaces', () => {
+    expect(sanitizeText('a\rb\nc\td\u0007e\u007ff\u0085g\u001b')).toBe('a b c d e f g');
+  });
+
+  it('drops bidirectional overrides that would reorder the text on screen', () => {
+    expect(sanitizeText('abc\u202edcba\u2066x')).toBe('abcdcbax');
+  });
+
+  it('leaves ordinary text, paths and Unicode alone', () => {
+    expect(sanitizeText('Not found: .../data/x.lance — ünïcode')).toBe('Not found: .../data/x.lance — ünïcode');
+  });
+});
+
+describe('sanitizeDeep', () => {
+  it('cleans every string in nested JSON and keeps other values', () => {
+    expect(sanitizeDeep({ a: ['\u001b[1mx', 1, null], b: { c: 'y\u0007', d: true } })).toEqual({
+      a: ['x', 1, null],
+      b: { c: 'y', d: true },
+    });
+  });
+});

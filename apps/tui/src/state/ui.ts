@@ -1,0 +1,310 @@
+import type { ActionItem, ActionKind, ListViewId, ViewId } from '../views/specs.js';
+import { VIEW_IDS } from '../views/specs.js';
+
+/** Selection, filter, sort and marks of one list view. */
+export interface ListUi {
+  /** Key of the selected row: the selection follows the item, not the position. */
+  readonly selected: string | undefined;
+  /** Where the selection was, for when its item disappears. */
+  readonly index: number;
+  readonly filter: string;
+  /** Index into the view's sorts; `s` cycles it. */
+  readonly sort: number;
+  /** Rows marked with Space; actions apply to them when there are any. */
+  readonly marked: ReadonlySet<string>;
+}
+
+/** An action waiting for the operator's confirmation. */
+export interface PendingAction {
+  readonly action: ActionKind;
+  readonly items: readonly ActionItem[];
+}
+
+/** A one-line message in the status bar. */
+export interface Notice {
+  readonly text: string;
+  readonly tone: 'info' | 'ok' | 'bad';
+}
+
+/** The whole UI state besides the fleet data. */
+export interface UiState {
+  readonly view: ViewId;
+  readonly lists: { readonly [K in ListViewId]: ListUi };
+  /** What covers the view: the help, a detail pane, or the confirm dialog. */
+  readonly overlay: 'none' | 'help' | 'detail' | 'confirm';
+  /** `/` was pressed: printable keys edit the filter. */
+  readonly editingFilter: boolean;
+  /** The item the detail pane shows. */
+  readonly detail: { readonly view: ListViewId; readonly key: string } | undefined;
+  readonly confirm: PendingAction | undefined;
+  readonly notice: Notice | undefined;
+  readonly readonly: boolean;
+}
+
+/** A key press as Ink reports it (only the flags the TUI uses). */
+export interface KeyPress {
+  readonly input: string;
+  readonly upArrow?: boolean;
+  readonly downArrow?: boolean;
+  readonly pageUp?: boolean;
+  readonly pageDown?: boolean;
+  readonly home?: boolean;
+  readonly end?: boolean;
+  readonly return?: boolean;
+  readonly escape?: boolean;
+  readonly tab?: boolean;
+  readonly shift?: boolean;
+  readonly ctrl?: boolean;
+  readonly meta?: boolean;
+  readonly backspace?: boolean;
+  readonly delete?: boolean;
+}
+
+/** What the reducer needs to know about the screen. */
+export interface KeyContext {
+  /** Keys of the current list view's rows, filtered and sorted, in display order. */
+  readonly keys: readonly string[];
+  /** Rows visible at once (for PageUp/PageDown). */
+  readonly pageSize: number;
+  /** The (kind, target) pairs an action on these rows applies to. */
+  readonly resolve: (view: ListViewId, keys: readonly string[], action: ActionKind) => ActionItem[];
+  /** Every key that still exists in the view (filter aside), to drop marks of vanished rows. */
+  readonly exists: (view: ListViewId, key: string) => boolean;
+}
+
+/** Side effects the App performs after a key. */
+export type Effect =
+  | { readonly type: 'quit' }
+  | { readonly type: 'execute'; readonly action: PendingAction }
+  | { readonly type: 'load-detail'; readonly view: ListViewId; readonly key: string };
+
+/** Result of {@link handleKey}. */
+export interface KeyResult {
+  readonly state: UiState;
+  readonly effects: readonly Effect[];
+}
+
+const EMPTY_LIST: ListUi = { selected: undefined, index: 0, filter: '', sort: 0, marked: new Set() };
+
+/** The state at startup. */
+export function initialUi(options: { readonly readonly?: boolean; readonly view?: ViewId } = {}): UiState {
+  return {
+    view: options.view ?? 'overview',
+    lists: { tasks: EMPTY_LIST, cooldowns: EMPTY_LIST, stores: EMPTY_LIST, workers: EMPTY_LIST },
+    overlay: 'none',
+    editingFilter: false,
+    detail: undefined,
+    confirm: undefined,
+    notice: undefined,
+    readonly: options.readonly ?? false,
+  };
+}
+
+/** Whether a view is a list. */
+export function isList(view: ViewId): view is ListViewId {
+  return view !== 'overview';
+}
+
+/**
+ * Index of the selected row in `keys`: where its item is now, or (when the item is gone) the
+ * row that took its place. -1 for an empty list.
+ */
+export function selectedIndex(list: ListUi, keys: readonly string[]): number {
+  if (keys.length === 0) return -1;
+  if (list.selected !== undefined) {
+    const i = keys.indexOf(list.selected);
+    if (i >= 0) return i;
+  }
+  return Math.min(Math.max(list.index, 0), keys.length - 1);
+}
+
+/** What an action is called in the confirm dialog and the status line. */
+export function describeAction(p: PendingAction): string {
+  const n = p.items.length;
+  if (p.action === 'reset') return `reset ${n} cooldown${n === 1 ? '' : 's'}`;
+  const kinds = [...new Set(p.items.map((i) => i.kind))].join('/');
+  const what = n === 1 ? p.items[0]!.target : `${n} targets`;
+  return `run ${kinds} now on ${what}`;
+}
+
+/**
+ * One key press per character: a terminal delivers keys typed faster than it is read (or sent by
+ * `tmux send-keys`) as one chunk, and Ink passes such a chunk on whole, like a paste.
+ */
+export function splitInput(press: KeyPress): KeyPress[] {
+  const chars = [...press.input];
+  const special =
+    press.ctrl || press.meta || press.return || press.escape || press.tab || press.backspace || press.delete;
+  if (chars.length <= 1 || special) return [press];
+  return chars.map((input) => ({ input }));
+}
+
+const ok = (state: UiState, ...effects: Effect[]): KeyResult => ({ state, effects });
+
+/**
+ * The TUI's key handling as a pure function: the state after a key and the effects to perform.
+ * Rendering, I/O and timing stay outside, so every key is testable without a terminal.
+ */
+export function handleKey(state: UiState, key: KeyPress, ctx: KeyContext): KeyResult {
+  if (key.ctrl && key.input === 'c') return ok(state, { type: 'quit' });
+  const s = state.notice && !state.editingFilter ? { ...state, notice: undefined } : state;
+
+  if (s.overlay === 'confirm') return confirmKey(s, key);
+  if (s.editingFilter) return filterKey(s, key, ctx);
+  if (s.overlay === 'help') {
+    if (key.escape || key.input === '?' || key.return) return ok({ ...s, overlay: 'none' });
+    if (key.input === 'q') return ok(s, { type: 'quit' });
+    return ok(s);
+  }
+
+  if (key.input === 'q') return ok(s, { type: 'quit' });
+  if (key.input === '?') return ok({ ...s, overlay: 'help' });
+
+  const digit = /^[1-5]$/.test(key.input) ? Number(key.input) - 1 : -1;
+  if (digit >= 0) return ok(switchView(s, VIEW_IDS[digit]!));
+  if (key.tab) {
+    const i = VIEW_IDS.indexOf(s.view);
+    const next = (i + (key.shift ? VIEW_IDS.length - 1 : 1)) % VIEW_IDS.length;
+    return ok(switchView(s, VIEW_IDS[next]!));
+  }
+
+  if (key.escape) {
+    if (s.overlay === 'detail') return ok({ ...s, overlay: 'none', detail: undefined });
+    if (!isList(s.view)) return ok(s);
+    const list = s.lists[s.view];
+    if (list.marked.size > 0) return ok(withList(s, s.view, { ...list, marked: new Set() }));
+    if (list.filter) return ok(withList(s, s.view, { ...list, filter: '' }));
+    return ok(s);
+  }
+
+  const view = s.overlay === 'detail' && s.detail ? s.detail.view : s.view;
+  if (!isList(view)) return ok(s);
+
+  if (key.input === 'r' || key.input === 'c' || key.input === 'x') {
+    const action: ActionKind = key.input === 'r' ? 'run' : key.input === 'c' ? 'reset' : 'compact';
+    return ok(requestAction(s, view, action, ctx));
+  }
+
+  // The detail pane shows one item: list keys below do not apply to it.
+  if (s.overlay === 'detail') return ok(s);
+
+  const list = s.lists[view];
+  const at = selectedIndex(list, ctx.keys);
+  const move = (to: number): KeyResult => {
+    if (ctx.keys.length === 0) return ok(s);
+    const i = Math.min(Math.max(to, 0), ctx.keys.length - 1);
+    return ok(withList(s, view, { ...list, selected: ctx.keys[i], index: i }));
+  };
+
+  if (key.input === 'j' || key.downArrow) return move(at + 1);
+  if (key.input === 'k' || key.upArrow) return move(at - 1);
+  if (key.pageDown || (key.ctrl && key.input === 'f')) return move(at + Math.max(1, ctx.pageSize));
+  if (key.pageUp || (key.ctrl && key.input === 'b')) return move(at - Math.max(1, ctx.pageSize));
+  if (key.input === 'g' || key.home) return move(0);
+  if (key.input === 'G' || key.end) return move(ctx.keys.length - 1);
+  if (key.input === '/') return ok({ ...s, editingFilter: true });
+  if (key.input === 's') return ok(withList(s, view, { ...list, sort: list.sort + 1 }));
+  if (key.input === ' ') {
+    const k = ctx.keys[at];
+    if (k === undefined) return ok(s);
+    const marked = new Set(list.marked);
+    if (marked.has(k)) marked.delete(k);
+    else marked.add(k);
+    const next = Math.min(at + 1, ctx.keys.length - 1);
+    return ok(withList(s, view, { ...list, marked, selected: ctx.keys[next], index: next }));
+  }
+  if (key.return) {
+    const k = ctx.keys[at];
+    if (k === undefined) return ok(s);
+    return ok({ ...s, overlay: 'detail', detail: { view, key: k } }, { type: 'load-detail', view, key: k });
+  }
+  return ok(s);
+}
+
+function switchView(s: UiState, view: ViewId): UiState {
+  return { ...s, view, overlay: 'none', detail: undefined };
+}
+
+function withList(s: UiState, view: ListViewId, list: ListUi): UiState {
+  return { ...s, lists: { ...s.lists, [view]: list } };
+}
+
+function filterKey(s: UiState, key: KeyPress, ctx: KeyContext): KeyResult {
+  if (!isList(s.view)) return ok({ ...s, editingFilter: false });
+  const view = s.view;
+  const list = s.lists[view];
+  const setFilter = (filter: string): KeyResult =>
+    ok(withList(s, view, { ...list, filter, selected: undefined, index: 0 }));
+  if (key.escape)
+    return ok({ ...withList(s, view, { ...list, filter: '', selected: undefined, index: 0 }), editingFilter: false });
+  if (key.return) return ok({ ...s, editingFilter: false });
+  if (key.backspace || key.delete) return setFilter([...list.filter].slice(0, -1).join(''));
+  // Arrows still move through the (filtered) rows while typing.
+  if (key.upArrow || key.downArrow) {
+    const at = selectedIndex(list, ctx.keys);
+    const i = Math.min(Math.max(at + (key.downArrow ? 1 : -1), 0), Math.max(0, ctx.keys.length - 1));
+    return ok(withList(s, view, { ...list, selected: ctx.keys[i], index: i }));
+  }
+  if (key.ctrl || key.meta || key.tab) return ok(s);
+  // Pasted text arrives as one input; keep only what can be typed in a filter.
+  // eslint-disable-next-line no-control-regex
+  const text = key.input.replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+  if (!text) return ok(s);
+  return setFilter((list.filter + text).slice(0, 200));
+}
+
+function confirmKey(s: UiState, key: KeyPress): KeyResult {
+  const pending = s.confirm;
+  const closed: UiState = { ...s, overlay: s.detail ? 'detail' : 'none', confirm: undefined };
+  if (!pending) return ok(closed);
+  if (key.input === 'y' || key.input === 'Y' || key.return) {
+    const view = s.detail?.view ?? s.view;
+    const cleared = isList(view) ? withList(closed, view, { ...closed.lists[view], marked: new Set() }) : closed;
+    return ok(
+      { ...cleared, notice: { text: `${describeAction(pending)}…`, tone: 'info' } },
+      { type: 'execute', action: pending },
+    );
+  }
+  if (key.input === 'n' || key.input === 'N' || key.escape || key.input === 'q') {
+    return ok({ ...closed, notice: { text: 'cancelled', tone: 'info' } });
+  }
+  return ok(s);
+}
+
+/** Opens the confirm dialog for an action on the marked rows (or the selected one). */
+function requestAction(s: UiState, view: ListViewId, action: ActionKind, ctx: KeyContext): UiState {
+  if (s.readonly) {
+    return { ...s, notice: { text: 'read-only mode (--readonly): actions are disabled', tone: 'bad' } };
+  }
+  const list = s.lists[view];
+  let keys: string[];
+  if (s.overlay === 'detail' && s.detail) keys = [s.detail.key];
+  else {
+    const marked = [...list.marked].filter((k) => ctx.exists(view, k));
+    const at = selectedIndex(list, ctx.keys);
+    keys = marked.length > 0 ? marked : at >= 0 ? [ctx.keys[at]!] : [];
+  }
+  const items = dedupe(ctx.resolve(view, keys, action));
+  if (items.length === 0) {
+    const text =
+      keys.length === 0
+        ? 'nothing selected'
+        : action === 'reset'
+          ? 'no cooldown to reset here'
+          : action === 'compact'
+            ? 'x (compact now) works in the Stores view'
+            : 'nothing to run here';
+    return { ...s, notice: { text, tone: 'info' } };
+  }
+  return { ...s, overlay: 'confirm', confirm: { action, items } };
+}
+
+function dedupe(items: readonly ActionItem[]): ActionItem[] {
+  const seen = new Set<string>();
+  return items.filter((i) => {
+    const k = `${i.kind}/${i.target}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

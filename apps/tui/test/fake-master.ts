@@ -1,0 +1,217 @@
+/**
+ * A fake master for the feed tests and the benchmark: a real HTTP server with the master's read
+ * routes, actions and `/api/v1/events` over in-memory data that tests change at will — including
+ * answering slowly, never, or not at all. (The end-to-end test runs the real master instead.)
+ */
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { MaintdEvent } from '../src/api/events.js';
+import type { Cooldown, Master, Store, Task, Worker } from '../src/api/types.js';
+import { cooldownKey } from '../src/state/fleet.js';
+
+/** The fake's state; tests mutate it directly. */
+export interface FakeState {
+  masters: Master[];
+  workers: Worker[];
+  stores: Omit<Store, 'cooldowns'>[];
+  cooldowns: Map<string, Cooldown>;
+  tasks: Task[];
+  guardOverflow: number;
+  /** Delay of every answer except the event stream. */
+  delayMs: number;
+  /** Answer nothing at all (requests hang until the fake closes). */
+  hang: boolean;
+  /** Requests received, as `METHOD /path?query`. */
+  requests: string[];
+}
+
+/** A running fake master. */
+export interface FakeMaster {
+  readonly url: string;
+  readonly port: number;
+  readonly state: FakeState;
+  /** Event-stream clients connected now. */
+  readonly clients: number;
+  /** Sends an event to every connected stream. */
+  emit(event: MaintdEvent): void;
+  /** Tells every stream it was too slow (the master's `overflow`) and ends it. */
+  overflow(): void;
+  /** Cuts every connection (streams included) without a goodbye. */
+  dropConnections(): void;
+  close(): Promise<void>;
+}
+
+/** A master registration. */
+export function master(id = 'master-a'): Master {
+  return {
+    id,
+    host: 'host-a',
+    pid: 4242,
+    version: '1.2.3',
+    started_at: 1_700_000_000_000,
+    pools: { general: 4, merge: 4 },
+  };
+}
+
+/** A cooling record. */
+export function cooldown(target: string, over: Partial<Cooldown> = {}): Cooldown {
+  return {
+    kind: 'merge_wal',
+    target,
+    failures: 3,
+    until_ms: 1_700_000_600_000,
+    last_error: `merged 0 generations across 0/1 workers; HTTP 500: Not found: .../data/${target}.lance`,
+    last_error_class: 'target',
+    first_failure_ms: 1_699_999_000_000,
+    last_failure_ms: 1_700_000_000_000,
+    last_task_id: '01a23766-0000-7000-8000-000000000000',
+    ...over,
+  };
+}
+
+/** Starts a fake master on a loopback port (0 = any; pass one to "restart" on the same port). */
+export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0): Promise<FakeMaster> {
+  const state: FakeState = {
+    masters: [master()],
+    workers: [],
+    stores: [],
+    cooldowns: new Map(),
+    tasks: [],
+    guardOverflow: 0,
+    delayMs: 0,
+    hang: false,
+    requests: [],
+    ...initial,
+  };
+  const streams = new Set<ServerResponse>();
+  const sockets = new Set<Socket>();
+  const json = (res: ServerResponse, status: number, body: unknown): void => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+
+  const route = (req: IncomingMessage, res: ServerResponse, body: string): void => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const q = url.searchParams;
+    const path = url.pathname;
+    if (req.method === 'GET' && path === '/api/v1/masters') return json(res, 200, { masters: state.masters });
+    if (req.method === 'GET' && path === '/api/v1/workers') return json(res, 200, { workers: state.workers });
+    if (req.method === 'GET' && path === '/api/v1/scheduler/cooldowns') {
+      const all = q.get('all') === 'true';
+      return json(
+        res,
+        200,
+        [...state.cooldowns.values()].filter((c) => all || c.until_ms !== null),
+      );
+    }
+    if (req.method === 'GET' && path === '/api/v1/stores') {
+      const limit = Number(q.get('limit') ?? 50);
+      const cursor = q.get('cursor');
+      const sorted = [...state.stores].sort((a, b) => (a.name < b.name ? -1 : 1));
+      const from = cursor ? sorted.findIndex((s) => s.name > cursor) : 0;
+      const page = from < 0 ? [] : sorted.slice(from, from + limit);
+      const more = from >= 0 && from + limit < sorted.length;
+      return json(res, 200, {
+        stores: page.map((s) => ({
+          ...s,
+          cooldowns: [...state.cooldowns.values()].filter((c) => c.target === s.name),
+        })),
+        total: sorted.length,
+        next_cursor: more ? page.at(-1)!.name : null,
+      });
+    }
+    if (req.method === 'GET' && path === '/api/v1/tasks') {
+      const limit = Number(q.get('limit') ?? 50);
+      const match = state.tasks
+        .filter(
+          (t) =>
+            (!q.get('state') || t.state === q.get('state')) &&
+            (!q.get('kind') || t.kind === q.get('kind')) &&
+            (!q.get('target') || t.target === q.get('target')),
+        )
+        .sort((a, b) => (a.id < b.id ? 1 : -1));
+      return json(res, 200, { tasks: match.slice(0, limit), total: match.length, next_cursor: null });
+    }
+    if (req.method === 'POST' && path === '/api/v1/tasks') {
+      const { kind, target } = JSON.parse(body) as { kind: Task['kind']; target: string };
+      const task: Task = {
+        id: `01a23766-ffff-7000-8000-${String(state.tasks.length).padStart(12, '0')}`,
+        kind,
+        target,
+        state: 'queued',
+        source: 'manual',
+        enqueued_at: 1_700_000_000_000,
+        attempt: 0,
+      };
+      state.tasks.push(task);
+      return json(res, 202, task);
+    }
+    const reset = /^\/api\/v1\/scheduler\/cooldowns\/([^/]+)\/([^/]+)$/.exec(path);
+    if (req.method === 'DELETE' && reset) {
+      const key = cooldownKey(reset[1]!, decodeURIComponent(reset[2]!));
+      if (!state.cooldowns.delete(key)) return json(res, 404, { error: 'no cooldown' });
+      return json(res, 200, { deleted: 1 });
+    }
+    if (req.method === 'GET' && path === '/metrics') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(
+        `# TYPE master_cooldown_guard_overflow_total counter\nmaster_cooldown_guard_overflow_total{kind="merge_wal"} ${state.guardOverflow}\nmaster_cooldown_guard_overflow_total{kind="compact"} 0\n`,
+      );
+      return;
+    }
+    json(res, 404, { error: `no route for ${req.method} ${path}` });
+  };
+
+  const server = createServer((req, res) => {
+    state.requests.push(`${req.method} ${req.url}`);
+    if (req.method === 'GET' && req.url === '/api/v1/events') {
+      if (state.hang) return;
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(`event: hello\ndata: ${JSON.stringify({ master_id: state.masters[0]?.id ?? 'm' })}\n\n`);
+      streams.add(res);
+      res.on('close', () => streams.delete(res));
+      return;
+    }
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      if (state.hang) return;
+      if (state.delayMs > 0) setTimeout(() => route(req, res, body), state.delayMs);
+      else route(req, res, body);
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  const bound = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${bound}`,
+    port: bound,
+    state,
+    get clients() {
+      return streams.size;
+    },
+    emit(event) {
+      const frame = `event: ${event.type}\nid: ${event.revision}\ndata: ${JSON.stringify(event)}\n\n`;
+      for (const s of streams) s.write(frame);
+    },
+    overflow() {
+      for (const s of streams) s.end('event: overflow\ndata: {"error":"client too slow; reconnect"}\n\n');
+    },
+    dropConnections() {
+      for (const s of sockets) s.destroy();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
