@@ -144,16 +144,14 @@ async function sweepCost(endpoints: string[], stores: number): Promise<string> {
   }
   // Ten more stores cross the threshold: the next sweep costs ten transactions more.
   await store.putStats(
-    names
-      .slice(1, 11)
-      .map((name) => ({
-        name,
-        pending_wal_generations: 50,
-        fragment_count: 1,
-        row_count: 1,
-        owners: [],
-        scanned_at: 0,
-      })),
+    names.slice(1, 11).map((name) => ({
+      name,
+      pending_wal_generations: 50,
+      fragment_count: 1,
+      row_count: 1,
+      owners: [],
+      scanned_at: 0,
+    })),
   );
   c.reset();
   const withNew = await scheduler.sweepOnce('merge_wal');

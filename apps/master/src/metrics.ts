@@ -31,7 +31,17 @@ export interface Metrics {
  */
 export function createMetrics(options: { readonly processMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
-  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (options.processMetrics ?? true) {
+    collectDefaultMetrics({ register: registry });
+    // Gauges named `_total` break the Prometheus naming rules (promtool rejects them): drop them.
+    for (const name of [
+      'nodejs_active_handles_total',
+      'nodejs_active_requests_total',
+      'nodejs_active_resources_total',
+    ]) {
+      registry.removeSingleMetric(name);
+    }
+  }
   const registers = [registry];
   const m: Metrics = {
     registry,

@@ -1,0 +1,302 @@
+import {
+  FakeClock,
+  type TaskCooldown,
+  type TaskKind,
+  type TaskRecord,
+  type TaskState,
+  createIdGenerator,
+  encodeCooldown,
+  encodeTask,
+  keysFor,
+  seededRandom,
+} from '@maintd/core';
+import { describe, expect, it } from 'vitest';
+import { type Change, type KindSummary, applyChange, createAggregate, queueHeapSize, summarize } from './aggregate.js';
+
+const keys = keysFor('/maintd');
+
+/** A small world of records written the way TaskStore writes them, on a FakeClock. */
+function world(seed = 1) {
+  const clock = new FakeClock();
+  const newId = createIdGenerator(clock, seededRandom(seed));
+  const agg = createAggregate('/maintd');
+  const put = (key: string, value: string): void => applyChange(agg, { type: 'put', key, value, modRevision: 0 });
+  const del = (key: string): void => applyChange(agg, { type: 'delete', key, value: '', modRevision: 0 });
+  const task = (kind: TaskKind, state: TaskState = 'queued', over: Partial<TaskRecord> = {}): TaskRecord => {
+    const t: TaskRecord = {
+      id: newId(),
+      kind,
+      target: 'store-1',
+      state,
+      source: 'sweep',
+      enqueued_at: clock.now(),
+      attempt: 0,
+      ...over,
+    };
+    put(keys.task(t.id), encodeTask(t));
+    return t;
+  };
+  const move = (t: TaskRecord, state: TaskState): TaskRecord => {
+    const next = { ...t, state };
+    put(keys.task(t.id), encodeTask(next));
+    return next;
+  };
+  const cooldown = (kind: TaskKind, target: string, over: Partial<TaskCooldown> = {}): TaskCooldown => {
+    const c: TaskCooldown = {
+      kind,
+      target,
+      failures: 3,
+      until_ms: clock.now() + 600_000,
+      last_error: 'HTTP 500: Not found: /data/x.lance',
+      last_error_class: 'target',
+      first_failure_ms: clock.now(),
+      last_failure_ms: clock.now(),
+      last_task_id: 't',
+      ...over,
+    };
+    put(keys.cooldown(kind, target), encodeCooldown(c));
+    return c;
+  };
+  const stats = (name: string, pending: number): void =>
+    put(
+      keys.stats(name),
+      JSON.stringify({
+        name,
+        pending_wal_generations: pending,
+        fragment_count: 1,
+        row_count: 1,
+        owners: [],
+        scanned_at: 0,
+      }),
+    );
+  const kind = (k: TaskKind): KindSummary => summarize(agg, clock.now()).kinds.find((s) => s.kind === k)!;
+  return { clock, agg, put, del, task, move, cooldown, stats, kind, summary: () => summarize(agg, clock.now()) };
+}
+
+describe('cluster aggregate', () => {
+  it('counts tasks by kind and state, moving a task between states on each put of its record', () => {
+    const w = world();
+    const a = w.task('merge_wal');
+    w.task('merge_wal');
+    w.task('compact');
+    expect(w.kind('merge_wal').tasks).toEqual({ queued: 2, running: 0, done: 0, failed: 0 });
+    const running = w.move(a, 'running');
+    expect(w.kind('merge_wal').tasks).toEqual({ queued: 1, running: 1, done: 0, failed: 0 });
+    w.move(running, 'failed');
+    expect(w.kind('merge_wal').tasks).toEqual({ queued: 1, running: 0, done: 0, failed: 1 });
+    expect(w.kind('compact').tasks).toEqual({ queued: 1, running: 0, done: 0, failed: 0 });
+  });
+
+  it('removes exactly the deleted task’s contribution when history pruning deletes it', () => {
+    const w = world();
+    const done = w.move(w.task('compact'), 'done');
+    w.move(w.task('compact'), 'done');
+    w.del(keys.task(done.id));
+    w.del(keys.task(done.id)); // a replayed delete of a key already gone changes nothing
+    expect(w.kind('compact').tasks).toEqual({ queued: 0, running: 0, done: 1, failed: 0 });
+  });
+
+  it('keys a task by its id, and still counts one whose key does not end in a UUID', () => {
+    const w = world();
+    const t = w.task('merge_wal');
+    w.put(`${keys.tasksPrefix}legacy-1`, encodeTask({ ...t, state: 'done' }));
+    expect(w.kind('merge_wal').tasks).toMatchObject({ queued: 1, done: 1 });
+    w.del(`${keys.tasksPrefix}legacy-1`);
+    w.del(keys.task(t.id));
+    expect(w.kind('merge_wal').tasks).toEqual({ queued: 0, running: 0, done: 0, failed: 0 });
+    expect(w.agg.tasks.size).toBe(0);
+  });
+
+  it('reports the age of the oldest task still queued, computed at scrape time', async () => {
+    const w = world();
+    const first = w.task('merge_wal');
+    await w.clock.advance(30_000);
+    w.task('merge_wal');
+    await w.clock.advance(15_000);
+    expect(w.kind('merge_wal').queueOldestAgeSeconds).toBe(45);
+    await w.clock.advance(5_000);
+    expect(w.kind('merge_wal').queueOldestAgeSeconds).toBe(50);
+    w.move(first, 'running');
+    expect(w.kind('merge_wal').queueOldestAgeSeconds).toBe(20);
+    expect(w.kind('compact').queueOldestAgeSeconds).toBe(0);
+  });
+
+  it('keeps a recovered task’s age: it returns to the queue with its original enqueued_at', async () => {
+    const w = world();
+    const t = w.task('merge_wal');
+    await w.clock.advance(10_000);
+    w.task('merge_wal');
+    const running = w.move(t, 'running');
+    expect(w.kind('merge_wal').queueOldestAgeSeconds).toBe(0);
+    w.move(running, 'queued'); // recoverOrphaned: id and enqueued_at kept
+    expect(w.kind('merge_wal').queueOldestAgeSeconds).toBe(10);
+    expect(w.kind('merge_wal').tasks.queued).toBe(2);
+  });
+
+  it('stops counting a lapsed window as active without any etcd change', async () => {
+    const w = world();
+    w.cooldown('merge_wal', 'broken-1', { until_ms: w.clock.now() + 60_000 });
+    w.cooldown('merge_wal', 'broken-2', { until_ms: w.clock.now() + 120_000 });
+    w.cooldown('merge_wal', 'counting', { failures: 1, until_ms: null });
+    expect(w.kind('merge_wal').cooldownsActive).toBe(2);
+    await w.clock.advance(60_000);
+    expect(w.kind('merge_wal').cooldownsActive).toBe(1);
+    await w.clock.advance(60_000);
+    expect(w.kind('merge_wal').cooldownsActive).toBe(0);
+    expect(w.kind('compact').cooldownsActive).toBe(0);
+  });
+
+  it('tracks the highest failure count exactly as records are rewritten and deleted', () => {
+    const w = world();
+    w.cooldown('compact', 'a', { failures: 7 });
+    w.cooldown('compact', 'b', { failures: 7 });
+    w.cooldown('compact', 'c', { failures: 2, until_ms: null });
+    expect(w.kind('compact').cooldownFailuresMax).toBe(7);
+    w.del(keys.cooldown('compact', 'a'));
+    expect(w.kind('compact').cooldownFailuresMax).toBe(7);
+    w.cooldown('compact', 'b', { failures: 8 });
+    expect(w.kind('compact').cooldownFailuresMax).toBe(8);
+    w.del(keys.cooldown('compact', 'b')); // success cleared it
+    expect(w.kind('compact').cooldownFailuresMax).toBe(2);
+    w.del(keys.cooldown('compact', 'c'));
+    expect(w.kind('compact').cooldownFailuresMax).toBe(0);
+  });
+
+  it('measures how long the longest-failing cooling target has been failing', async () => {
+    const w = world();
+    const start = w.clock.now();
+    await w.clock.advance(3_600_000);
+    w.cooldown('merge_wal', 'old', { first_failure_ms: start, until_ms: w.clock.now() + 600_000 });
+    w.cooldown('merge_wal', 'new', { first_failure_ms: w.clock.now() - 60_000, until_ms: w.clock.now() + 1_200_000 });
+    w.cooldown('merge_wal', 'lapsed', { first_failure_ms: start - 1000, until_ms: w.clock.now() - 1 });
+    expect(w.kind('merge_wal').cooldownOldestAgeSeconds).toBe(3600);
+    await w.clock.advance(600_000); // "old" lapses; "new" is still cooling
+    expect(w.kind('merge_wal').cooldownOldestAgeSeconds).toBe(660);
+  });
+
+  it('sums pending generations over stats rows and counts stores, following rewrites and deletes', () => {
+    const w = world();
+    w.stats('s1', 10);
+    w.stats('s2', 5);
+    w.stats('s1', 3);
+    expect(w.summary()).toMatchObject({ stores: 2, pendingWalGenerations: 8 });
+    w.del(keys.stats('s2'));
+    expect(w.summary()).toMatchObject({ stores: 1, pendingWalGenerations: 3 });
+  });
+
+  it('counts masters by their session-bound registration keys', () => {
+    const w = world();
+    w.put(keys.master('m1'), '{}');
+    w.put(keys.master('m2'), '{}');
+    w.put(keys.master('m1'), '{}');
+    expect(w.summary().masters).toBe(2);
+    w.del(keys.master('m1'));
+    expect(w.summary().masters).toBe(1);
+  });
+
+  it('ignores queue, claim, lock, dedupe and sweep keys, and keys of another prefix', () => {
+    const w = world();
+    const other = keysFor('/maintd2');
+    const t = w.task('compact');
+    w.put(keys.queue('compact', t.id), '');
+    w.put(keys.claim(t.id), 'm1');
+    w.put(keys.targetLock('store-1'), t.id);
+    w.put(keys.dedupe('compact', 'store-1'), t.id);
+    w.put(keys.sweep('merge_wal'), '{}');
+    w.put(other.master('m9'), '{}');
+    expect(() => w.put(other.task(t.id), 'not json')).not.toThrow();
+    expect(w.summary()).toMatchObject({ masters: 0, stores: 0, invalidRecords: 0 });
+    expect(w.kind('compact').tasks.queued).toBe(1);
+  });
+
+  it('leaves an undecodable value out of every number and counts it until the key is fixed or deleted', () => {
+    const w = world();
+    const t = w.task('merge_wal');
+    w.put(keys.task(t.id), '{"kind":"merge_wal"');
+    w.put(keys.cooldown('merge_wal', 'x'), '{"failures":"many"}');
+    w.put(`${keys.cooldownPrefix()}defrag/6869`, encodeCooldown(w.cooldown('compact', 'hi')));
+    expect(w.kind('merge_wal').tasks.queued).toBe(0);
+    expect(w.kind('merge_wal').queueOldestAgeSeconds).toBe(0);
+    expect(w.summary().invalidRecords).toBe(3);
+    w.put(keys.task(t.id), encodeTask(t));
+    w.del(keys.cooldown('merge_wal', 'x'));
+    expect(w.summary().invalidRecords).toBe(1);
+    expect(w.kind('merge_wal').tasks.queued).toBe(1);
+  });
+
+  it('ends in the same numbers when changes already in a snapshot are replayed over it', async () => {
+    // What a sync does: pages read at later revisions, then the watch replays from the first.
+    const clock = new FakeClock();
+    const random = seededRandom(42);
+    const newId = createIdGenerator(clock, random);
+    const live = createAggregate('/maintd');
+    const log: Change[] = [];
+    const last = new Map<string, Change>();
+    const emit = (type: 'put' | 'delete', key: string, value = ''): void => {
+      const c: Change = { type, key, value, modRevision: log.length + 1 };
+      log.push(c);
+      last.set(key, c);
+      applyChange(live, c);
+    };
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random.next() * xs.length)]!;
+    const tasks: TaskRecord[] = [];
+    for (let step = 0; step < 3000; step++) {
+      await clock.advance(Math.floor(random.next() * 1000));
+      const r = random.next();
+      if (r < 0.3 || tasks.length === 0) {
+        const t: TaskRecord = {
+          id: newId(),
+          kind: pick(['merge_wal', 'compact'] as const),
+          target: 's',
+          state: 'queued',
+          source: 'sweep',
+          enqueued_at: clock.now(),
+          attempt: 0,
+        };
+        tasks.push(t);
+        emit('put', keys.task(t.id), encodeTask(t));
+      } else if (r < 0.8) {
+        const i = Math.floor(random.next() * tasks.length);
+        const t: TaskRecord = { ...tasks[i]!, state: pick(['queued', 'running', 'done', 'failed'] as const) };
+        tasks[i] = t;
+        emit('put', keys.task(t.id), encodeTask(t));
+      } else if (r < 0.9) {
+        const [t] = tasks.splice(Math.floor(random.next() * tasks.length), 1);
+        emit('delete', keys.task(t!.id));
+      } else {
+        const kind = pick(['merge_wal', 'compact'] as const);
+        const target = `s${Math.floor(random.next() * 20)}`;
+        if (random.next() < 0.3) emit('delete', keys.cooldown(kind, target));
+        else {
+          const c: TaskCooldown = {
+            kind,
+            target,
+            failures: 1 + Math.floor(random.next() * 6),
+            until_ms: clock.now() + Math.floor(random.next() * 100_000),
+            last_error: 'e',
+            last_error_class: 'target',
+            first_failure_ms: clock.now() - Math.floor(random.next() * 100_000),
+            last_failure_ms: clock.now(),
+            last_task_id: 't',
+          };
+          emit('put', keys.cooldown(kind, target), encodeCooldown(c));
+        }
+      }
+    }
+    const synced = createAggregate('/maintd');
+    for (const c of last.values()) if (c.type === 'put') applyChange(synced, c);
+    for (const c of log.slice(Math.floor(log.length / 3))) applyChange(synced, c);
+    expect(summarize(synced, clock.now())).toEqual(summarize(live, clock.now()));
+    expect(synced.revision).toBe(log.length);
+  });
+
+  it('keeps the queue heap within a bound when tasks leave it out of order between scrapes', () => {
+    const w = world();
+    const stuck = w.task('merge_wal'); // the oldest never leaves: nothing ever pops from the top
+    for (let i = 0; i < 20_000; i++) w.move(w.task('merge_wal'), 'running');
+    expect(queueHeapSize(w.agg, 'merge_wal')).toBeLessThanOrEqual(2 * 1 + 1024 + 1);
+    expect(w.kind('merge_wal').tasks.queued).toBe(1);
+    w.move(stuck, 'done');
+    expect(w.kind('merge_wal').queueOldestAgeSeconds).toBe(0);
+  });
+});

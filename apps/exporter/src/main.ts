@@ -1,0 +1,122 @@
+import { readFile } from 'node:fs/promises';
+import { type ServerType, serve } from '@hono/node-server';
+import { EtcdKv, type EtcdKvOptions, systemClock } from '@maintd/core';
+import { pino } from 'pino';
+import { createApp } from './app.js';
+import type { ExporterConfig } from './config.js';
+import { loadConfig, readProcessEnv } from './env.js';
+import { createExporterMetrics } from './metrics.js';
+import { VERSION } from './version.js';
+import { ClusterWatcher } from './watcher.js';
+
+/**
+ * The `maintd-exporter` entry point: parses the config, connects to etcd, keeps the cluster
+ * aggregates in sync and serves them until SIGINT/SIGTERM. An unreachable etcd is not fatal:
+ * the exporter serves `maintd_exporter_up 0` and keeps retrying.
+ */
+export async function main(argv: readonly string[]): Promise<void> {
+  const loaded = loadConfig({
+    // Package-manager scripts (`pnpm start -- --flag`) may pass a bare `--` through.
+    argv: argv[0] === '--' ? argv.slice(1) : argv,
+    env: readProcessEnv(),
+  });
+  if (loaded.action === 'help' || loaded.action === 'print-config') {
+    process.stdout.write(loaded.text);
+    return;
+  }
+  if (loaded.action === 'error') {
+    process.stderr.write(`maintd-exporter: ${loaded.message}\nRun 'maintd-exporter --help' for every setting.\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const config = loaded.config;
+  const logger = pino({
+    level: config.logLevel,
+    base: { app: 'maintd-exporter' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  });
+
+  let kvOptions: EtcdKvOptions;
+  try {
+    kvOptions = await etcdOptions(config);
+  } catch (err) {
+    logger.fatal({ err }, `cannot configure the etcd client: ${(err as Error).message}`);
+    process.exitCode = 1;
+    return;
+  }
+  const kv = new EtcdKv(kvOptions);
+
+  const watcher = new ClusterWatcher({
+    kv,
+    prefix: config.etcd.prefix,
+    clock: systemClock,
+    logger,
+    checkIntervalMs: config.checkIntervalSecs * 1000,
+    // Called only once a sync completes, after `metrics` exists.
+    onSync: (info) => metrics.recordSync(info),
+  });
+  const metrics = createExporterMetrics(watcher);
+  const app = createApp({ metrics, status: () => watcher.status(), prefix: config.etcd.prefix, logger });
+  watcher.start();
+
+  const server: ServerType = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, (info) => {
+    logger.info(
+      { host: config.host, port: info.port, etcd: config.etcd.endpoints, prefix: config.etcd.prefix, version: VERSION },
+      `maintd-exporter listening on http://${config.host}:${info.port}/metrics`,
+    );
+  });
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    if ('closeAllConnections' in server) server.closeAllConnections();
+    await watcher.close();
+    await closed;
+    await kv.close();
+    logger.info('stopped');
+  };
+  server.once('error', (err: Error) => {
+    logger.fatal({ err }, `cannot listen on ${config.host}:${config.port}: ${err.message}`);
+    void shutdown('listen-error').finally(() => process.exit(1));
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      void shutdown(signal).then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+/** etcd client options from the config, reading the TLS files (a bad path names its setting). */
+export async function etcdOptions(config: ExporterConfig): Promise<EtcdKvOptions> {
+  const { etcd } = config;
+  const read = async (path: string, setting: string): Promise<Buffer> => {
+    try {
+      return await readFile(path);
+    } catch (err) {
+      throw new Error(`${setting}: cannot read '${path}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+        cause: err,
+      });
+    }
+  };
+  const tls = etcd.caCert
+    ? {
+        ca: await read(etcd.caCert, 'ETCD_CA_CERT'),
+        ...(etcd.clientCert ? { cert: await read(etcd.clientCert, 'ETCD_CLIENT_CERT') } : {}),
+        ...(etcd.clientKey ? { key: await read(etcd.clientKey, 'ETCD_CLIENT_KEY') } : {}),
+      }
+    : undefined;
+  return {
+    endpoints: etcd.endpoints,
+    ...(etcd.username && etcd.password ? { auth: { username: etcd.username, password: etcd.password } } : {}),
+    ...(tls ? { tls } : {}),
+  };
+}

@@ -1,0 +1,165 @@
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { TASK_STATES, type ClusterSummary } from './aggregate.js';
+import { SYNC_REASONS, type SyncInfo, type WatcherStatus } from './watcher.js';
+
+/** Default prom-client gauges whose `_total` suffix breaks Prometheus naming conventions. */
+export const NON_COUNTER_TOTALS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+] as const;
+
+/** What the metrics read at scrape time: memory only, never etcd. */
+export interface MetricsSource {
+  /** The cluster numbers now; undefined while the exporter is not in sync with etcd. */
+  summary(): ClusterSummary | undefined;
+  status(): WatcherStatus;
+}
+
+/** The exporter's metrics on a registry of its own (DESIGN §5). */
+export interface ExporterMetrics {
+  /** The exporter's own metrics (and Node's process metrics). */
+  readonly registry: Registry;
+  /** The `master_cluster_*` gauges, serialised only while in sync. */
+  readonly clusterRegistry: Registry;
+  /** Content type of {@link ExporterMetrics.render}'s text. */
+  readonly contentType: string;
+  /** Refreshes every gauge from memory and serialises the registry: one scrape. */
+  render(): Promise<string>;
+  /** Counts a completed full sync (wire to `ClusterWatcher`'s `onSync`). */
+  recordSync(info: SyncInfo): void;
+}
+
+/**
+ * Creates the metric set. Cluster gauges exist only while the exporter is in sync: numbers from
+ * a watch that stopped seeing changes would look current and be wrong, so while etcd is
+ * unreachable a scrape shows `maintd_exporter_up 0` and the exporter's own metrics alone.
+ * No per-target or per-task labels: label sets are fixed by the task kinds and states.
+ */
+export function createExporterMetrics(
+  source: MetricsSource,
+  options: { readonly defaultMetrics?: boolean } = {},
+): ExporterMetrics {
+  const registry = new Registry();
+  // A registry of their own, so that while out of sync the cluster gauges are left out entirely
+  // (a reset gauge without labels would still print 0, which reads as "no masters").
+  const clusterRegistry = new Registry();
+  if (options.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry });
+    // prom-client names three gauges `*_total`, which Prometheus reserves for counters (promtool
+    // rejects them); the same numbers remain, split by type, in the unsuffixed gauges.
+    for (const name of NON_COUNTER_TOTALS) registry.removeSingleMetric(name);
+  }
+  const registers = [registry];
+  const clusterRegisters = [clusterRegistry];
+
+  const tasks = new Gauge({
+    name: 'master_cluster_tasks',
+    help: 'Tasks in etcd by kind and state, fleet-wide (finished ones until history pruning removes them).',
+    labelNames: ['kind', 'state'],
+    registers: clusterRegisters,
+  });
+  const oldestAge = new Gauge({
+    name: 'master_cluster_queue_oldest_age_seconds',
+    help: 'Seconds since the oldest queued task of the kind was enqueued; 0 when none is queued.',
+    labelNames: ['kind'],
+    registers: clusterRegisters,
+  });
+  const cooling = new Gauge({
+    name: 'master_cluster_cooldowns_active',
+    help: 'Targets in an open cooldown window (skipped by the sweeps), by kind.',
+    labelNames: ['kind'],
+    registers: clusterRegisters,
+  });
+  const failuresMax = new Gauge({
+    name: 'master_cluster_cooldown_failures_max',
+    help: 'Highest consecutive-failure count of any target, by kind (counters below the threshold included).',
+    labelNames: ['kind'],
+    registers: clusterRegisters,
+  });
+  const coolingAge = new Gauge({
+    name: 'master_cluster_cooldown_oldest_age_seconds',
+    help: 'Seconds since the first consecutive failure of the longest-failing target now in a cooldown window, by kind; 0 when none is cooling.',
+    labelNames: ['kind'],
+    registers: clusterRegisters,
+  });
+  const masters = new Gauge({
+    name: 'master_cluster_masters',
+    help: 'Live masters (registrations held by their session leases).',
+    registers: clusterRegisters,
+  });
+  const stores = new Gauge({
+    name: 'master_cluster_stores',
+    help: 'Stores in the stats rows of the last worker scan.',
+    registers: clusterRegisters,
+  });
+  const pending = new Gauge({
+    name: 'master_cluster_pending_wal_generations',
+    help: 'Pending WAL generations summed over all stores, as last scanned.',
+    registers: clusterRegisters,
+  });
+
+  const up = new Gauge({
+    name: 'maintd_exporter_up',
+    help: '1 while the exporter is in sync with etcd; 0 while etcd is unreachable or the first sync is running (master_cluster_* are then absent).',
+    registers,
+  });
+  const lastEvent = new Gauge({
+    name: 'maintd_exporter_last_event_timestamp_seconds',
+    help: 'Unix time at which the exporter last applied a change from etcd (or completed a full sync).',
+    registers,
+  });
+  const syncs = new Counter({
+    name: 'maintd_exporter_syncs_total',
+    help: 'Full range reads of the prefix, by reason (start, compacted, watch_error, reconnect).',
+    labelNames: ['reason'],
+    registers,
+  });
+  const syncDuration = new Gauge({
+    name: 'maintd_exporter_sync_duration_seconds',
+    help: 'Duration of the last full range read of the prefix.',
+    registers,
+  });
+  const invalid = new Gauge({
+    name: 'maintd_exporter_invalid_records',
+    help: 'Keys under the prefix whose value could not be decoded; they are left out of the cluster metrics.',
+    registers,
+  });
+  for (const reason of SYNC_REASONS) syncs.inc({ reason }, 0);
+
+  /** Sets every gauge from memory; false while out of sync (no cluster numbers to show). */
+  const refresh = (): boolean => {
+    const status = source.status();
+    if (status.lastEventMs !== undefined) lastEvent.set(status.lastEventMs / 1000);
+    const s = source.summary();
+    up.set(s ? 1 : 0);
+    if (!s) return false;
+    for (const k of s.kinds) {
+      for (const state of TASK_STATES) tasks.set({ kind: k.kind, state }, k.tasks[state]);
+      oldestAge.set({ kind: k.kind }, k.queueOldestAgeSeconds);
+      cooling.set({ kind: k.kind }, k.cooldownsActive);
+      failuresMax.set({ kind: k.kind }, k.cooldownFailuresMax);
+      coolingAge.set({ kind: k.kind }, k.cooldownOldestAgeSeconds);
+    }
+    masters.set(s.masters);
+    stores.set(s.stores);
+    pending.set(s.pendingWalGenerations);
+    invalid.set(s.invalidRecords);
+    return true;
+  };
+
+  return {
+    registry,
+    clusterRegistry,
+    contentType: registry.contentType,
+    render: async () => {
+      const inSync = refresh();
+      const own = await registry.metrics();
+      return inSync ? `${await clusterRegistry.metrics()}\n${own}` : own;
+    },
+    recordSync: (info) => {
+      syncs.inc({ reason: info.reason });
+      syncDuration.set(info.durationMs / 1000);
+    },
+  };
+}

@@ -1,0 +1,225 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  type Clock,
+  EtcdKv,
+  FakeClock,
+  type MasterInfo,
+  type StoreStats,
+  type TaskKind,
+  TaskStore,
+  seededRandom,
+  systemClock,
+} from '@maintd/core';
+import { startEtcd } from '@maintd/core/testing';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { caughtUp, eventually, expectedSummary, gatedWatchKv } from '../test/helpers.js';
+import { createExporterMetrics } from './metrics.js';
+import { type SyncInfo, ClusterWatcher } from './watcher.js';
+
+const endpoints = inject('etcdEndpoints');
+
+const info = (n: number): Omit<MasterInfo, 'id'> => ({
+  host: hostname(),
+  pid: process.pid + n,
+  version: 'test',
+  started_at: 0,
+  pools: { general: 1 },
+});
+
+const stats = (name: string, pending: number): StoreStats => ({
+  name,
+  pending_wal_generations: pending,
+  fragment_count: 3,
+  row_count: 10,
+  owners: ['http://w1'],
+  scanned_at: 0,
+});
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f().catch(() => undefined);
+});
+
+/** A store on `kv` and a FakeClock, cooling after two failures, the guard out of the way. */
+async function openStore(kv: EtcdKv, prefix: string, clock: Clock, id = 'm1', n = 0) {
+  const store = await TaskStore.open({
+    kv,
+    clock,
+    prefix,
+    masterId: id,
+    random: seededRandom(n + 1),
+    leaseTtlSecs: 5,
+    cooldown: { afterFailures: 2, maxPercent: 100, jitter: 0 },
+    info: info(n),
+  });
+  cleanup.push(() => store.close());
+  return store;
+}
+
+/** Runs a task of `kind` on `target` to the given outcome (claiming the oldest runnable task). */
+async function run(store: TaskStore, kind: TaskKind, target: string, ok: boolean): Promise<void> {
+  await store.enqueue(kind, target);
+  const claim = await store.claimNext([kind]);
+  if (claim?.task.target !== target) throw new Error(`claimed ${claim?.task.target}, not ${target}`);
+  await store.finish(
+    claim,
+    ok
+      ? { ok: true, detail: 'merged 3 generations across 1/1 workers' }
+      : { ok: false, error: 'http://w1: HTTP 500: Not found: /data/x.lance', errorClass: 'target' },
+  );
+}
+
+function newKv(eps: readonly string[] = endpoints): EtcdKv {
+  const kv = new EtcdKv({ endpoints: eps, callTimeoutMs: 2000 });
+  cleanup.push(() => kv.close());
+  return kv;
+}
+
+function newWatcher(
+  kv: EtcdKv | ReturnType<typeof gatedWatchKv>['kv'],
+  prefix: string,
+  clock: Clock,
+  extra: { checkIntervalMs?: number; pageSize?: number } = {},
+) {
+  const syncs: SyncInfo[] = [];
+  const w = new ClusterWatcher({ kv, prefix, clock, onSync: (s) => syncs.push(s), ...extra });
+  cleanup.push(() => w.close());
+  w.start();
+  return { w, syncs };
+}
+
+describe('ClusterWatcher against a real etcd', () => {
+  it('matches the store’s state after a scripted sequence of enqueues, claims, finishes and cooldowns, within one watch round trip', async () => {
+    const prefix = `/test/${randomUUID()}`;
+    const clock = new FakeClock();
+    const kv = newKv();
+    const store = await openStore(kv, prefix, clock);
+    // State from before the exporter started comes from its range read…
+    await store.enqueue('compact', 'store-a');
+    await clock.advance(5000);
+    await run(store, 'merge_wal', 'store-b', true);
+    await store.putStats([stats('store-a', 3), stats('store-b', 40), stats('store-c', 0)]);
+
+    const { w } = newWatcher(newKv(), prefix, clock, { pageSize: 2 });
+    await eventually(() => expect(w.up).toBe(true));
+    await caughtUp(w, kv, prefix);
+    expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
+
+    // …and everything after it from the watch.
+    await run(store, 'merge_wal', 'broken-3', false);
+    await run(store, 'merge_wal', 'broken-3', false);
+    await run(store, 'merge_wal', 'broken-3', false); // third failure: a doubled window
+    for (const t of ['s1', 's2', 's3']) {
+      await store.enqueue('merge_wal', t);
+      await clock.advance(1000);
+    }
+    expect((await store.claimNext(['merge_wal']))?.task.target).toBe('s1'); // running from now on
+    const a = await store.claimNext(['compact']);
+    expect(a?.task.target).toBe('store-a');
+    await store.finish(a!, { ok: true, detail: 'removed 3 / added 1 fragments' });
+    await run(store, 'compact', 'broken-1', false);
+    await run(store, 'compact', 'broken-1', false); // second failure opens a window
+    await run(store, 'compact', 'broken-2', false); // one failure: counting, not cooling
+    await store.enqueue('compact', 'store-b');
+    await store.putStats([stats('store-b', 12), stats('store-d', 5)]);
+    await store.deleteStats(['store-c']);
+    const peer = await openStore(newKv(), prefix, clock, 'm2', 1);
+    await clock.advance(2500);
+
+    await caughtUp(w, kv, prefix);
+    const expected = await expectedSummary(store, clock.now());
+    expect(w.summary()).toEqual(expected);
+    // The script did what it says, so the comparison above is not between two empty states.
+    expect(expected).toMatchObject({ masters: 2, stores: 3, pendingWalGenerations: 20 });
+    expect(expected.kinds.find((k) => k.kind === 'merge_wal')).toMatchObject({
+      tasks: { queued: 2, running: 1, done: 1, failed: 3 },
+      queueOldestAgeSeconds: 4.5,
+      cooldownsActive: 1,
+      cooldownFailuresMax: 3,
+    });
+    expect(expected.kinds.find((k) => k.kind === 'compact')).toMatchObject({
+      tasks: { queued: 1, running: 0, done: 1, failed: 3 },
+      queueOldestAgeSeconds: 2.5,
+      cooldownsActive: 1,
+      cooldownFailuresMax: 2,
+    });
+
+    // A success clears a cooldown; a master that leaves is gone with its session.
+    const b = await store.claimNext(['compact']);
+    await store.finish(b!, { ok: true, detail: 'removed 1 / added 1 fragments' });
+    await run(store, 'compact', 'broken-1', true);
+    await peer.close();
+    await caughtUp(w, kv, prefix);
+    expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
+    expect(w.summary()?.masters).toBe(1);
+
+    // Windows lapse on the clock alone: no etcd event is involved.
+    await clock.advance(48 * 3600 * 1000);
+    expect(w.summary()?.kinds.map((k) => k.cooldownsActive)).toEqual([0, 0]);
+    expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
+  });
+
+  it('re-syncs from a fresh range when its watch starts on a compacted revision', async () => {
+    const prefix = `/test/${randomUUID()}`;
+    const clock = new FakeClock();
+    const kv = newKv();
+    const store = await openStore(kv, prefix, clock);
+    await store.enqueue('merge_wal', 'a');
+    const gated = gatedWatchKv(newKv());
+    const { w, syncs } = newWatcher(gated.kv, prefix, clock);
+
+    // Between its range read and its watch, etcd moves on and compacts the history it would need.
+    await gated.watchRequested;
+    await run(store, 'merge_wal', 'a', false);
+    await run(store, 'merge_wal', 'a', false);
+    await store.enqueue('compact', 'b');
+    await kv.compact(await kv.revision());
+    gated.open();
+
+    await eventually(() => expect(syncs.map((s) => s.reason)).toEqual(['start', 'compacted']));
+    await caughtUp(w, kv, prefix);
+    expect(w.up).toBe(true);
+    expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
+    expect(w.summary()?.kinds[0]).toMatchObject({ cooldownsActive: 1, tasks: { failed: 2 } });
+  });
+
+  it('reports down while etcd is stopped and in sync again after it restarts, without restarting itself', async () => {
+    let etcd = await startEtcd();
+    cleanup.push(() => etcd.stop());
+    const prefix = `/test/${randomUUID()}`;
+    const kv = newKv([etcd.clientUrl]);
+    const store = await openStore(kv, prefix, systemClock);
+    await store.enqueue('merge_wal', 'before');
+    await run(store, 'compact', 'broken', false);
+    await run(store, 'compact', 'broken', false);
+    const { w, syncs } = newWatcher(newKv([etcd.clientUrl]), prefix, systemClock, { checkIntervalMs: 100 });
+    const metrics = createExporterMetrics(w, { defaultMetrics: false });
+    const up = async (): Promise<string | undefined> => /^maintd_exporter_up (\d)$/m.exec(await metrics.render())?.[1];
+    await eventually(async () => expect(await up()).toBe('1'));
+
+    await etcd.stop({ keepData: true });
+    await eventually(async () => expect(await up()).toBe('0'));
+    expect(w.summary()).toBeUndefined();
+
+    etcd = await startEtcd({ dataDir: etcd.dataDir, clientPort: etcd.clientPort, peerPort: etcd.peerPort });
+    await eventually(async () => expect(await up()).toBe('1'), 15_000);
+    expect(syncs.map((s) => s.reason)).toEqual(['start', 'reconnect']);
+    // Changes after the restart arrive through the new watch.
+    await eventually(async () => void (await store.enqueue('merge_wal', 'after')), 10_000);
+    await store.putStats([stats('after', 9)]);
+    await caughtUp(w, kv, prefix);
+    const now = Date.now();
+    const s = w.summary()!;
+    const expected = await expectedSummary(store, now);
+    // Ages run on the real clock here: compare them loosely, everything else exactly.
+    const strip = (x: typeof s) => ({
+      ...x,
+      kinds: x.kinds.map((k) => ({ ...k, queueOldestAgeSeconds: 0, cooldownOldestAgeSeconds: 0 })),
+    });
+    expect(strip(s)).toEqual(strip(expected));
+    expect(s.kinds[0]?.tasks.queued).toBe(2);
+    expect(s.kinds[1]?.cooldownsActive).toBe(1);
+    expect(s.kinds[0]!.queueOldestAgeSeconds).toBeCloseTo(expected.kinds[0]!.queueOldestAgeSeconds, 0);
+  }, 45_000);
+});

@@ -1,0 +1,346 @@
+import { performance } from 'node:perf_hooks';
+import { clearTimeout, setTimeout } from 'node:timers';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type Clock,
+  ClosedError,
+  type Kv,
+  StoreUnavailableError,
+  type Watch,
+  WatchCompactedError,
+  type WatchEvent,
+  systemClock,
+} from '@maintd/core';
+import { type Logger, pino } from 'pino';
+import {
+  type ClusterAggregate,
+  type ClusterSummary,
+  aggregatePrefixes,
+  applyChange,
+  createAggregate,
+  summarize,
+} from './aggregate.js';
+
+/** Why the exporter read the prefix in full. */
+export type SyncReason =
+  /** The first sync after start. */
+  | 'start'
+  /** The watch asked for history etcd had compacted away. */
+  | 'compacted'
+  /** The watch was cancelled or could not be opened while etcd still answered. */
+  | 'watch_error'
+  /** etcd was unreachable and answers again. */
+  | 'reconnect';
+
+/** Every {@link SyncReason}, for zero-initialised metric series. */
+export const SYNC_REASONS: readonly SyncReason[] = ['start', 'compacted', 'watch_error', 'reconnect'];
+
+/** A completed full sync, as reported to {@link ClusterWatcherOptions.onSync}. */
+export interface SyncInfo {
+  readonly reason: SyncReason;
+  /** Wall time of the range reads and of opening the watch. */
+  readonly durationMs: number;
+  /** Revision the watch resumed after. */
+  readonly revision: number;
+  /** Task keys held after the sync. */
+  readonly tasks: number;
+}
+
+/** Options of {@link ClusterWatcher}. */
+export interface ClusterWatcherOptions {
+  readonly kv: Kv;
+  /** The masters' key prefix (default `/maintd`). */
+  readonly prefix?: string;
+  /**
+   * Source of "now" for ages, windows and the last-event time (default: system). The checks and
+   * retries run on real time whatever the clock: they pace calls to a real etcd.
+   */
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  /** How often etcd is asked for its revision while the watch is quiet (default 5000). */
+  readonly checkIntervalMs?: number;
+  /**
+   * Keys per range page of a sync (default 500). Small pages keep each response's buffers small
+   * enough for the allocator to reuse rather than leave behind as heap growth; 100k tasks take
+   * about 200 reads.
+   */
+  readonly pageSize?: number;
+  /** Longest wait for etcd to accept the watch, in real ms (default 5000). */
+  readonly watchTimeoutMs?: number;
+  /** Called after each completed full sync (metrics). */
+  readonly onSync?: (info: SyncInfo) => void;
+}
+
+/** What the watcher knows about its own health. */
+export interface WatcherStatus {
+  /** True while the aggregates are in sync with etcd (a sync completed and etcd answers). */
+  readonly up: boolean;
+  /** Revision through which changes are applied; 0 before the first sync. */
+  readonly revision: number;
+  /** Clock time of the last change applied (or of the last sync); undefined before the first. */
+  readonly lastEventMs: number | undefined;
+}
+
+type Outcome = 'compacted' | 'watch_error' | 'unreachable' | 'stopped';
+
+const MIN_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 5000;
+/** Pause before a re-sync while etcd answers: a watch that fails at once must not spin. */
+const RESYNC_DELAY_MS = 100;
+/** How long closing a dead watch may take before it is left to the client to clean up. */
+const CLOSE_TIMEOUT_MS = 1000;
+
+/**
+ * Keeps the cluster aggregates of one prefix in memory: one range read of the sections the
+ * metrics need, then one watch of the prefix from that read's revision (DESIGN §5).
+ *
+ * - A watch on a compacted revision, or one cancelled by etcd, triggers a fresh sync; the previous
+ *   aggregate is served (still `up`) until the new one is complete.
+ * - etcd's client resumes a watch across reconnects by itself, so an outage is noticed by a
+ *   periodic revision read instead; then the watcher reports down, serves nothing, and re-syncs
+ *   from a fresh range once etcd answers, with backoff.
+ *
+ * A sync reads its pages at increasing revisions and watches from the first page's revision on:
+ * the watch replays every change made during the read, in order, and since each change sets a
+ * key's whole state, the aggregate ends exactly at etcd's state (see `aggregate.ts`).
+ */
+export class ClusterWatcher {
+  readonly #kv: Kv;
+  readonly #prefix: string | undefined;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #checkMs: number;
+  readonly #pageSize: number;
+  readonly #watchTimeoutMs: number;
+  readonly #onSync: ((info: SyncInfo) => void) | undefined;
+  readonly #stop = new AbortController();
+  #current: ClusterAggregate | undefined;
+  #up = false;
+  #lastEventMs: number | undefined;
+  /** Bumped per sync: events of an older sync's watch are ignored. */
+  #generation = 0;
+  #backoffMs = MIN_BACKOFF_MS;
+  #loop: Promise<void> | undefined;
+
+  constructor(options: ClusterWatcherOptions) {
+    this.#kv = options.kv;
+    this.#prefix = options.prefix;
+    this.#clock = options.clock ?? systemClock;
+    this.#logger = options.logger ?? pino({ level: 'silent' });
+    this.#checkMs = options.checkIntervalMs ?? 5000;
+    this.#pageSize = options.pageSize ?? 500;
+    this.#watchTimeoutMs = options.watchTimeoutMs ?? 5000;
+    this.#onSync = options.onSync;
+  }
+
+  /** Starts syncing in the background; an unreachable etcd is retried until {@link close}. */
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** True while the aggregates are in sync with etcd. */
+  get up(): boolean {
+    return this.#up;
+  }
+
+  /** Revision through which changes are applied (0 before the first sync). */
+  get revision(): number {
+    return this.#current?.revision ?? 0;
+  }
+
+  /** The cluster numbers now, from memory; undefined while not {@link up} (they would be stale). */
+  summary(): ClusterSummary | undefined {
+    return this.#up && this.#current ? summarize(this.#current, this.#clock.now()) : undefined;
+  }
+
+  status(): WatcherStatus {
+    return { up: this.#up, revision: this.revision, lastEventMs: this.#lastEventMs };
+  }
+
+  /** Stops watching and waits for the background loop to end. */
+  async close(): Promise<void> {
+    this.#stop.abort(new ClosedError('exporter is closing'));
+    this.#up = false;
+    await this.#loop;
+  }
+
+  async #run(): Promise<void> {
+    let reason: SyncReason = 'start';
+    while (!this.#stop.signal.aborted) {
+      const outcome = await this.#syncAndFollow(reason);
+      if (outcome === 'stopped') return;
+      let waitMs = RESYNC_DELAY_MS;
+      if (outcome === 'unreachable') {
+        this.#up = false;
+        waitMs = this.#backoffMs;
+        this.#backoffMs = Math.min(this.#backoffMs * 2, MAX_BACKOFF_MS);
+        // A first sync that failed is still the start; anything later is a reconnect.
+        if (this.#current) reason = 'reconnect';
+      } else {
+        reason = this.#current ? outcome : reason;
+      }
+      try {
+        await sleep(waitMs, undefined, { signal: this.#stop.signal });
+      } catch {
+        return;
+      }
+    }
+  }
+
+  /** One full sync, then following the watch until it dies, etcd stops answering, or close. */
+  async #syncAndFollow(reason: SyncReason): Promise<Outcome> {
+    const started = performance.now();
+    const generation = ++this.#generation;
+    const agg = createAggregate(this.#prefix);
+    const dead = new AbortController();
+    let watch: Watch;
+    let phase: 'range' | 'watch' = 'range';
+    try {
+      const revision = await this.#load(agg);
+      phase = 'watch';
+      watch = await this.#openWatch(agg, generation, revision + 1, dead);
+    } catch (err) {
+      if (this.#stop.signal.aborted) return 'stopped';
+      if (err instanceof WatchCompactedError) {
+        this.#logger.info({ err }, 'watch start revision was compacted; re-syncing');
+        return 'compacted';
+      }
+      if (phase === 'watch' && !(err instanceof StoreUnavailableError)) {
+        this.#logger.warn({ err }, `cannot open the etcd watch: ${errorText(err)}; re-syncing`);
+        return 'watch_error';
+      }
+      this.#logger.warn({ err, phase }, `etcd unavailable: ${errorText(err)}; retrying`);
+      return 'unreachable';
+    }
+    this.#current = agg;
+    this.#up = true;
+    this.#lastEventMs = this.#clock.now();
+    this.#backoffMs = MIN_BACKOFF_MS;
+    const durationMs = performance.now() - started;
+    try {
+      this.#onSync?.({ reason, durationMs, revision: agg.revision, tasks: agg.tasks.size });
+    } catch (err) {
+      this.#logger.warn({ err }, 'sync listener failed');
+    }
+    this.#logger.info(
+      { reason, revision: agg.revision, tasks: agg.tasks.size, duration_ms: Math.round(durationMs) },
+      'in sync with etcd',
+    );
+    const outcome = await this.#follow(dead.signal);
+    if (outcome === 'compacted') this.#logger.info('watch history was compacted; re-syncing');
+    else if (outcome === 'watch_error')
+      this.#logger.warn({ err: dead.signal.reason as unknown }, 'watch broke; re-syncing');
+    else if (outcome === 'unreachable')
+      this.#logger.warn('etcd stopped answering; metrics report down until it is back');
+    void closeWithin(watch, CLOSE_TIMEOUT_MS);
+    return outcome;
+  }
+
+  /** Range-reads every section into `agg`, in pages; returns the first page's revision. */
+  async #load(agg: ClusterAggregate): Promise<number> {
+    let first: number | undefined;
+    for (const prefix of aggregatePrefixes(agg.keys)) {
+      let from: string | undefined;
+      for (;;) {
+        if (this.#stop.signal.aborted) throw this.#stop.signal.reason;
+        const page = await this.#kv.range(prefix, {
+          limit: this.#pageSize,
+          ...(from !== undefined ? { fromKey: from } : {}),
+        });
+        first ??= page.revision;
+        // modRevision 0: the aggregate's revision is the first page's, whatever later pages saw.
+        for (const kv of page.kvs) applyChange(agg, { type: 'put', key: kv.key, value: kv.value, modRevision: 0 });
+        const last = page.kvs.at(-1);
+        if (!page.more || !last) break;
+        from = `${last.key}\0`;
+      }
+    }
+    agg.revision = first ?? 0;
+    return agg.revision;
+  }
+
+  /** Watches the whole prefix from `fromRevision`, failing after the watch timeout. */
+  async #openWatch(
+    agg: ClusterAggregate,
+    generation: number,
+    fromRevision: number,
+    dead: AbortController,
+  ): Promise<Watch> {
+    const listener = (events: readonly WatchEvent[]): void => {
+      if (generation !== this.#generation) return;
+      for (const e of events) applyChange(agg, e);
+      this.#lastEventMs = this.#clock.now();
+    };
+    const opening = this.#kv.watch(`${agg.keys.prefix}/`, listener, {
+      fromRevision,
+      onError: (err) => dead.abort(err),
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new StoreUnavailableError(`etcd did not accept the watch within ${this.#watchTimeoutMs} ms`)),
+        this.#watchTimeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([opening, timeout]);
+    } catch (err) {
+      // A watch that opens after all must not linger on the shared stream.
+      opening.then(
+        (w) => closeWithin(w, CLOSE_TIMEOUT_MS),
+        () => undefined,
+      );
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Resolves when the watch dies, etcd stops answering the periodic check, or on close. */
+  #follow(dead: AbortSignal): Promise<Outcome> {
+    return new Promise<Outcome>((resolve) => {
+      const done = new AbortController();
+      const finish = (outcome: Outcome): void => {
+        if (done.signal.aborted) return;
+        done.abort();
+        resolve(outcome);
+      };
+      const onDead = (): void => finish(dead.reason instanceof WatchCompactedError ? 'compacted' : 'watch_error');
+      if (dead.aborted) return onDead();
+      if (this.#stop.signal.aborted) return finish('stopped');
+      dead.addEventListener('abort', onDead, { once: true, signal: done.signal });
+      this.#stop.signal.addEventListener('abort', () => finish('stopped'), { once: true, signal: done.signal });
+      void (async () => {
+        for (;;) {
+          try {
+            await sleep(this.#checkMs, undefined, { signal: done.signal });
+          } catch {
+            return;
+          }
+          try {
+            await this.#kv.revision();
+          } catch (err) {
+            this.#logger.debug({ err }, 'etcd check failed');
+            finish('unreachable');
+            return;
+          }
+        }
+      })();
+    });
+  }
+}
+
+async function closeWithin(watch: Watch, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    watch.close().catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
