@@ -44,10 +44,12 @@ export class FakeClock implements Clock {
     this.#now = startMs;
   }
 
+  /** {@inheritDoc Clock.now} */
   now(): number {
     return this.#now;
   }
 
+  /** {@inheritDoc Clock.sleep} */
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     return new Promise<void>((resolve, reject) => {

@@ -3,6 +3,7 @@
  * CAS race, a target below the threshold) are return values, never errors.
  */
 export class MaintdError extends Error {
+  /** The error class, as shown in stack traces. */
   override readonly name: string = 'MaintdError';
   /** A stable machine-readable code; HTTP mapping switches on the class, logs on this. */
   readonly code: string = 'maintd_error';
@@ -14,7 +15,9 @@ export class MaintdError extends Error {
 
 /** The backing store (etcd) did not answer in time, refused, or its client circuit is open. */
 export class StoreUnavailableError extends MaintdError {
+  /** The error class, as shown in stack traces. */
   override readonly name = 'StoreUnavailableError';
+  /** Stable machine-readable code of this error class. */
   override readonly code = 'store_unavailable';
 }
 
@@ -23,7 +26,9 @@ export class StoreUnavailableError extends MaintdError {
  * lease expired or was revoked and the task was recovered by someone else. Nothing was written.
  */
 export class ClaimLostError extends MaintdError {
+  /** The error class, as shown in stack traces. */
   override readonly name = 'ClaimLostError';
+  /** Stable machine-readable code of this error class. */
   override readonly code = 'claim_lost';
   /** The id of the task whose claim was lost. */
   readonly taskId: string;
@@ -36,13 +41,17 @@ export class ClaimLostError extends MaintdError {
 
 /** A compare-and-swap loop gave up after its bounded number of attempts. */
 export class ContentionError extends MaintdError {
+  /** The error class, as shown in stack traces. */
   override readonly name = 'ContentionError';
+  /** Stable machine-readable code of this error class. */
   override readonly code = 'contention';
 }
 
 /** Input failed validation at the edge; `field` names what was wrong. */
 export class ValidationError extends MaintdError {
+  /** The error class, as shown in stack traces. */
   override readonly name = 'ValidationError';
+  /** Stable machine-readable code of this error class. */
   override readonly code = 'validation';
   /** The offending field (dotted path), when one can be named. */
   readonly field: string | undefined;
@@ -55,7 +64,9 @@ export class ValidationError extends MaintdError {
 
 /** A stored value could not be decoded: written by something else, or corrupted. */
 export class CorruptRecordError extends MaintdError {
+  /** The error class, as shown in stack traces. */
   override readonly name = 'CorruptRecordError';
+  /** Stable machine-readable code of this error class. */
   override readonly code = 'corrupt_record';
   /** The key whose value failed to decode. */
   readonly key: string;
@@ -71,7 +82,9 @@ export class CorruptRecordError extends MaintdError {
  * re-sync from a fresh range read.
  */
 export class WatchCompactedError extends MaintdError {
+  /** The error class, as shown in stack traces. */
   override readonly name = 'WatchCompactedError';
+  /** Stable machine-readable code of this error class. */
   override readonly code = 'watch_compacted';
   /** The oldest revision still available, when the store reported it. */
   readonly compactRevision: number | undefined;
@@ -84,12 +97,16 @@ export class WatchCompactedError extends MaintdError {
 
 /** The operation was refused because the resource was closed or is shutting down. */
 export class ClosedError extends MaintdError {
+  /** The error class, as shown in stack traces. */
   override readonly name = 'ClosedError';
+  /** Stable machine-readable code of this error class. */
   override readonly code = 'closed';
 }
 
 /** A write named a lease the store does not know (expired or revoked). Nothing was written. */
 export class LeaseNotFoundError extends MaintdError {
+  /** The error class, as shown in stack traces. */
   override readonly name = 'LeaseNotFoundError';
+  /** Stable machine-readable code of this error class. */
   override readonly code = 'lease_not_found';
 }

@@ -15,25 +15,45 @@ export function targetFromHex(hex: string): string {
  * so nothing can land outside the prefix.
  */
 export interface Keys {
+  /** The prefix, trailing slashes removed. */
   readonly prefix: string;
+  /** `P/tasks/<id>`: the authoritative task record. */
   task(id: string): string;
+  /** `P/tasks/`. */
   readonly tasksPrefix: string;
+  /** `P/queue/<kind>/<id>`: present while the task is queued. */
   queue(kind: TaskKind, id: string): string;
+  /** `P/queue/<kind>/`, or `P/queue/` for every kind. */
   queuePrefix(kind?: TaskKind): string;
+  /** `P/running/<id>`: present while the task runs (value: owner). */
   running(id: string): string;
+  /** `P/running/`. */
   readonly runningPrefix: string;
+  /** `P/claims/<id>`: the owner’s claim, on its session lease. */
   claim(id: string): string;
+  /** `P/claims/`. */
   readonly claimsPrefix: string;
+  /** `P/target-locks/<hex>`: one running task per store, on the owner’s session lease. */
   targetLock(target: string): string;
+  /** `P/dedupe/<kind>/<hex>`: the active dependency-free task of (kind, target). */
   dedupe(kind: TaskKind, target: string): string;
+  /** `P/dedupe/`. */
   readonly dedupePrefix: string;
+  /** `P/cooldown/<kind>/<hex>`: the failure-cooldown record, on a lease of the cooldown max. */
   cooldown(kind: TaskKind, target: string): string;
+  /** `P/cooldown/<kind>/`, or `P/cooldown/` for every kind. */
   cooldownPrefix(kind?: TaskKind): string;
+  /** `P/stats/<hex>`: the store’s aggregated stats row. */
   stats(target: string): string;
+  /** `P/stats/`. */
   readonly statsPrefix: string;
+  /** `P/masters/<id>`: a live master’s registration, on its session lease. */
   master(id: string): string;
+  /** `P/masters/`. */
   readonly mastersPrefix: string;
+  /** `P/locks/<name>`: a coordination lock, on the holder’s session lease. */
   lock(name: string): string;
+  /** `P/sweeps/<name>`: the interval slot a periodic job last ran in. */
   sweep(name: string): string;
 }
 

@@ -91,10 +91,15 @@ export function isCooling(record: TaskCooldown | undefined, nowMs: number): bool
 
 /** One failed task, as reported to the cooldown. */
 export interface FailureReport {
+  /** Kind of the failed task. */
   readonly kind: TaskKind;
+  /** Store it ran against. */
   readonly target: string;
+  /** Id of the failed task: a second report of it counts once. */
   readonly taskId: string;
+  /** Its error text (sanitised before storing). */
   readonly error: string;
+  /** `target` or `infrastructure`. */
   readonly errorClass: ErrorClass;
 }
 

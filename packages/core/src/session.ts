@@ -6,9 +6,13 @@ import { type MasterInfo } from './model.js';
 
 /** Options of {@link Session.open}. */
 export interface SessionOptions {
+  /** The store the lease lives in. */
   readonly kv: Kv;
+  /** Key layout (for the registration key). */
   readonly keys: Keys;
+  /** Time source of the renewal backoff. */
   readonly clock: Clock;
+  /** The master this session belongs to. */
   readonly masterId: string;
   /** Session lease TTL in seconds (≥ 5; default 30). */
   readonly ttlSecs?: number;
@@ -33,7 +37,9 @@ export const MIN_SESSION_TTL_SECS = 5;
  * lease in the background, and claims made under the old one fail their `finish`.
  */
 export class Session {
+  /** The master this session belongs to. */
   readonly masterId: string;
+  /** TTL of the lease, seconds. */
   readonly ttlSecs: number;
   readonly #o: SessionOptions;
   #lease: Lease | undefined;

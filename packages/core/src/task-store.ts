@@ -37,12 +37,15 @@ import { Session, type SessionEvent } from './session.js';
 
 /** Options of {@link TaskStore.open}. */
 export interface TaskStoreOptions {
+  /** The store to keep state in (etcd, or MemoryKv embedded). */
   readonly kv: Kv;
   /** This master's id: written as claim owner and registration key. */
   readonly masterId: string;
   /** Key prefix (default `/maintd`). */
   readonly prefix?: string;
+  /** Time source (default: the system clock). */
   readonly clock?: Clock;
+  /** Randomness for ids and retry jitter (default: crypto). */
   readonly random?: Random;
   /** Session lease TTL in seconds (default 30, minimum 5). */
   readonly leaseTtlSecs?: number;
@@ -72,6 +75,7 @@ export interface EnqueueResult {
 
 /** A claimed task, held under this instance's session. Pass it back to {@link TaskStore.finish}. */
 export interface Claim {
+  /** The task record. */
   readonly task: TaskRecord;
   /** Revision at which the claim key was created; `finish` requires it unchanged. */
   readonly revision: number;
@@ -100,7 +104,9 @@ export type CooldownEffect =
 
 /** Result of {@link TaskStore.finish}. */
 export interface FinishResult {
+  /** The task record. */
   readonly task: TaskRecord;
+  /** What the cooldown bookkeeping did. */
   readonly cooldown: CooldownEffect;
   /** Terminal tasks pruned after this finish (amortised; usually 0). */
   readonly pruned: number;
@@ -116,8 +122,11 @@ export interface RecoveryResult {
 
 /** Filter and page of {@link TaskStore.listTasks}. */
 export interface ListTasksQuery {
+  /** Only tasks in this state. */
   readonly state?: TaskState;
+  /** Only tasks of this kind. */
   readonly kind?: TaskKind;
+  /** Only tasks of this store. */
   readonly target?: string;
   /** Page size (default 50). */
   readonly limit?: number;
@@ -127,6 +136,7 @@ export interface ListTasksQuery {
 
 /** A page of tasks, newest first. */
 export interface TaskPage {
+  /** The page, newest first. */
   readonly tasks: readonly TaskRecord[];
   /** Tasks matching the filter. */
   readonly total: number;
@@ -136,7 +146,9 @@ export interface TaskPage {
 
 /** A held coordination lock; release it when done (it also dies with the session). */
 export interface HeldLock {
+  /** The lock’s name. */
   readonly name: string;
+  /** Releases the lock if still held. */
   release(): Promise<void>;
 }
 
@@ -157,9 +169,13 @@ const COOLDOWN_ATTEMPTS = 64;
  * transaction. Holds a session lease; call {@link TaskStore.close} to release it.
  */
 export class TaskStore {
+  /** The key layout under this store’s prefix. */
   readonly keys: Keys;
+  /** This instance’s master id (claim owner). */
   readonly masterId: string;
+  /** The effective cooldown policy. */
   readonly policy: CooldownPolicy;
+  /** This instance’s session lease. */
   readonly session: Session;
   readonly #kv: Kv;
   readonly #clock: Clock;

@@ -105,12 +105,14 @@ export class EtcdKv implements Kv {
     this.#client = new Etcd3(config);
   }
 
+  /** {@inheritDoc Kv.get} */
   async get(key: string): Promise<KeyValue | undefined> {
     const res = await this.#call(() => this.#client.kv.range({ key: Buffer.from(key) }));
     const kv = res.kvs[0];
     return kv ? fromEtcd(kv) : undefined;
   }
 
+  /** {@inheritDoc Kv.range} */
   async range(prefix: string, options: RangeOptions = {}): Promise<RangeResult> {
     const p = Buffer.from(prefix);
     let key = p;
@@ -140,6 +142,7 @@ export class EtcdKv implements Kv {
     };
   }
 
+  /** {@inheritDoc Kv.txn} */
   async txn(
     compares: readonly Compare[],
     success: readonly TxnOp[],
@@ -160,6 +163,7 @@ export class EtcdKv implements Kv {
     };
   }
 
+  /** {@inheritDoc Kv.put} */
   async put(key: string, value: string, options: { readonly lease?: string } = {}): Promise<{ revision: number }> {
     const res = await this.#call(() =>
       this.#client.kv.put({
@@ -171,17 +175,20 @@ export class EtcdKv implements Kv {
     return { revision: Number(res.header.revision) };
   }
 
+  /** {@inheritDoc Kv.delete} */
   async delete(key: string): Promise<number> {
     const res = await this.#call(() => this.#client.kv.deleteRange({ key: Buffer.from(key) }));
     return Number(res.deleted);
   }
 
+  /** {@inheritDoc Kv.deletePrefix} */
   async deletePrefix(prefix: string): Promise<number> {
     const p = Buffer.from(prefix);
     const res = await this.#call(() => this.#client.kv.deleteRange({ key: p, range_end: prefixEnd(p) }));
     return Number(res.deleted);
   }
 
+  /** {@inheritDoc Kv.grant} */
   async grant(ttlSecs: number, options: GrantOptions = {}): Promise<Lease> {
     if (!Number.isInteger(ttlSecs) || ttlSecs < 1) {
       throw new MaintdError(`lease TTL must be a whole number of seconds ≥ 1, got ${ttlSecs}`);
@@ -211,6 +218,7 @@ export class EtcdKv implements Kv {
     };
   }
 
+  /** {@inheritDoc Kv.watch} */
   async watch(
     prefix: string,
     listener: (events: readonly WatchEvent[]) => void,
@@ -248,6 +256,7 @@ export class EtcdKv implements Kv {
     };
   }
 
+  /** {@inheritDoc Kv.revision} */
   async revision(): Promise<number> {
     const res = await this.#call(() => this.#client.kv.range({ key: Buffer.from([0]), count_only: true }));
     return Number(res.header.revision);
@@ -258,6 +267,7 @@ export class EtcdKv implements Kv {
     await this.#call(() => this.#client.kv.compact({ revision, physical: true }));
   }
 
+  /** {@inheritDoc Kv.close} */
   async close(): Promise<void> {
     for (const l of this.#leases) l.release();
     this.#leases.clear();

@@ -251,6 +251,7 @@ export class MemoryKv implements Kv {
     return b;
   }
 
+  /** {@inheritDoc Kv.get} */
   get(key: string): Promise<KeyValue | undefined> {
     try {
       const b = this.#enter();
@@ -261,6 +262,7 @@ export class MemoryKv implements Kv {
     }
   }
 
+  /** {@inheritDoc Kv.range} */
   range(prefix: string, options: RangeOptions = {}): Promise<RangeResult> {
     try {
       const b = this.#enter();
@@ -295,6 +297,7 @@ export class MemoryKv implements Kv {
     }
   }
 
+  /** {@inheritDoc Kv.txn} */
   txn(compares: readonly Compare[], success: readonly TxnOp[], failure: readonly TxnOp[] = []): Promise<TxnResult> {
     try {
       const b = this.#enter();
@@ -327,17 +330,20 @@ export class MemoryKv implements Kv {
     }
   }
 
+  /** {@inheritDoc Kv.put} */
   async put(key: string, value: string, options: { readonly lease?: string } = {}): Promise<{ revision: number }> {
     const res = await this.txn([], [{ type: 'put', key, value, ...(options.lease ? { lease: options.lease } : {}) }]);
     return { revision: res.revision };
   }
 
+  /** {@inheritDoc Kv.delete} */
   async delete(key: string): Promise<number> {
     const res = await this.txn([], [{ type: 'delete', key }]);
     const r = res.results[0];
     return r?.type === 'delete' ? r.deleted : 0;
   }
 
+  /** {@inheritDoc Kv.deletePrefix} */
   deletePrefix(prefix: string): Promise<number> {
     try {
       const b = this.#enter();
@@ -349,6 +355,7 @@ export class MemoryKv implements Kv {
     }
   }
 
+  /** {@inheritDoc Kv.grant} */
   grant(ttlSecs: number, options: GrantOptions = {}): Promise<Lease> {
     try {
       const b = this.#enter();
@@ -409,6 +416,7 @@ export class MemoryKv implements Kv {
     }
   }
 
+  /** {@inheritDoc Kv.watch} */
   watch(prefix: string, listener: (events: readonly WatchEvent[]) => void, options: WatchOptions = {}): Promise<Watch> {
     try {
       const b = this.#enter();
@@ -439,6 +447,7 @@ export class MemoryKv implements Kv {
     }
   }
 
+  /** {@inheritDoc Kv.revision} */
   revision(): Promise<number> {
     try {
       return Promise.resolve(this.#enter().revision);

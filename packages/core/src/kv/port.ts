@@ -5,7 +5,9 @@
 
 /** One stored key with its etcd-style revision metadata. */
 export interface KeyValue {
+  /** The key. */
   readonly key: string;
+  /** The value (empty for keys-only reads). */
   readonly value: string;
   /** Revision at which the key was created (0 never occurs for a present key). */
   readonly createRevision: number;
@@ -38,6 +40,7 @@ export interface RangeOptions {
 
 /** Result of {@link Kv.range}. */
 export interface RangeResult {
+  /** The keys read, in the requested order. */
   readonly kvs: readonly KeyValue[];
   /** Total number of keys under the prefix (in the `fromKey`/`toKey` window), ignoring `limit`. */
   readonly count: number;
@@ -80,6 +83,7 @@ export interface TxnResult {
   readonly succeeded: boolean;
   /** Store revision after the transaction (its own revision when it wrote). */
   readonly revision: number;
+  /** One result per op of the branch that ran. */
   readonly results: readonly TxnOpResult[];
 }
 
@@ -108,7 +112,9 @@ export interface GrantOptions {
 
 /** One change seen by a watch. */
 export interface WatchEvent {
+  /** A write (`put`) or a removal (`delete`, lease expiry included). */
   readonly type: 'put' | 'delete';
+  /** The key. */
   readonly key: string;
   /** The new value (empty for deletes). */
   readonly value: string;
@@ -120,12 +126,13 @@ export interface WatchEvent {
 export interface WatchOptions {
   /** Deliver changes from this revision on (inclusive); default: changes after now. */
   readonly fromRevision?: number;
-  /** Called with a {@link WatchCompactedError} or a store error; the watch is then dead. */
+  /** Called with a `WatchCompactedError` or a store error; the watch is then dead. */
   readonly onError?: (err: Error) => void;
 }
 
 /** A live watch; events stop after {@link Watch.close}. */
 export interface Watch {
+  /** Stops the watch. */
   close(): Promise<void>;
 }
 
@@ -134,11 +141,13 @@ export interface Watch {
  * be reached; no method hangs past its deadline.
  */
 export interface Kv {
+  /** The key, or undefined when absent. */
   get(key: string): Promise<KeyValue | undefined>;
   /** Keys under `prefix` in ascending key order (descending with `reverse`). */
   range(prefix: string, options?: RangeOptions): Promise<RangeResult>;
   /** Runs `success` if every compare holds, else `failure`, atomically. */
   txn(compares: readonly Compare[], success: readonly TxnOp[], failure?: readonly TxnOp[]): Promise<TxnResult>;
+  /** Writes a key (optionally on a lease); returns the new revision. */
   put(key: string, value: string, options?: { readonly lease?: string }): Promise<{ revision: number }>;
   /** Deletes one key; returns how many were deleted (0 or 1). */
   delete(key: string): Promise<number>;

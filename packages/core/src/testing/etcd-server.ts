@@ -13,8 +13,11 @@ import { setTimeout as setTimeoutCb } from 'node:timers';
 export interface EtcdServer {
   /** Client URL, e.g. `http://127.0.0.1:41234`. */
   readonly clientUrl: string;
+  /** Port of the client URL (pass it back to restart on the same URL). */
   readonly clientPort: number;
+  /** Raft peer port (pass it back with the data dir to restart the same member). */
   readonly peerPort: number;
+  /** The member's data directory. */
   readonly dataDir: string;
   /** Stops etcd (SIGKILL after 5 s) and removes the data dir unless `keepData`. */
   stop(options?: { keepData?: boolean }): Promise<void>;
@@ -26,8 +29,9 @@ export interface StartEtcdOptions {
   readonly binary?: string;
   /** Reuse this data dir (e.g. to restart a stopped member). */
   readonly dataDir?: string;
-  /** Reuse these ports (e.g. to restart on the same URL). */
+  /** Reuse this client port (e.g. to restart on the same URL). */
   readonly clientPort?: number;
+  /** Reuse this peer port (with `dataDir`, to restart the same member). */
   readonly peerPort?: number;
   /** Extra etcd flags. */
   readonly extraArgs?: readonly string[];

@@ -1,4 +1,19 @@
-export { FakeClock } from '../clock.js';
+export { type Clock, FakeClock } from '../clock.js';
+export type {
+  Compare,
+  GrantOptions,
+  KeyValue,
+  Kv,
+  Lease,
+  RangeOptions,
+  RangeResult,
+  TxnOp,
+  TxnOpResult,
+  TxnResult,
+  Watch,
+  WatchEvent,
+  WatchOptions,
+} from '../kv/port.js';
 export { MemoryKv, type MemoryKvOptions } from '../kv/memory.js';
 export { ETCD_DATA_PREFIX, type EtcdServer, type StartEtcdOptions, freePort, startEtcd } from './etcd-server.js';
 export { type KvHarness, etcdHarness, interceptKv, memoryHarness, withClockRunning } from './harness.js';
