@@ -1,6 +1,6 @@
 /**
  * Prints a text capture of every maintd-top view, for the README: the real `maintd` master on
- * its embedded store, the stub worker of the end-to-end test (with one broken store) plus one
+ * its embedded store, the stub worker of `test/worker-stub.ts` (with one broken store) plus one
  * worker endpoint that refuses connections, and the built `maintd-top` in a tmux pane.
  *
  *   pnpm build && tsx scripts/capture-views.ts [columns] [rows]

@@ -1,19 +1,24 @@
 /**
- * End to end in a real terminal: the real `maintd` master (embedded store) against a stub worker
- * with one broken store, and the built `maintd-top` running in tmux, driven with send-keys and
- * read with capture-pane. Needs `pnpm build` (of this package and the master) and tmux.
+ * End to end in a real terminal: the real `maintd` master (embedded store) against the project's
+ * simulated workers (`maintd-sim workers`: real HTTP workers, one broken store), and the built
+ * `maintd-top` running in tmux, driven with send-keys and read with capture-pane. Needs
+ * `pnpm build` (of this package, the master and the sim) and tmux.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type WorkerStub, demoStores, startWorkerStub } from '../test/worker-stub.js';
 
 const TUI_BIN = fileURLToPath(new URL('../bin/maintd-top.js', import.meta.url));
 const TUI_DIST = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const MASTER_BIN = fileURLToPath(new URL('../../master/bin/maintd.js', import.meta.url));
 const MASTER_DIST = fileURLToPath(new URL('../../master/dist/main.js', import.meta.url));
+const SIM_BIN = fileURLToPath(new URL('../../sim/bin/maintd-sim.js', import.meta.url));
+const SIM_DIST = fileURLToPath(new URL('../../sim/dist/main.js', import.meta.url));
+const SIM_WORKERS = 2;
+const SIM_SEED = 1;
 const TOKEN = 'e2e-token';
 const SOCKET = `maintd-top-e2e-${process.pid}`;
 
@@ -50,8 +55,79 @@ function keys(...k: string[]): void {
   tmux('send-keys', '-t', 'top', ...k);
 }
 
+/** A running `maintd-sim workers`. */
+interface Sim {
+  readonly child: ChildProcess;
+  readonly endpoints: string[];
+  readonly broken: string[];
+}
+
+/**
+ * Starts `maintd-sim workers` and reads where its workers listen and which stores are broken
+ * from its stdout. Its output keeps being read afterwards, so a full pipe never blocks it.
+ */
+async function startSim(): Promise<Sim> {
+  const child = spawn(
+    process.execPath,
+    [
+      SIM_BIN,
+      'workers',
+      `--workers=${SIM_WORKERS}`,
+      '--stores=6',
+      '--broken=1',
+      `--seed=${SIM_SEED}`,
+      '--broken-latency-ms=200',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  const lines = createInterface({ input: child.stdout });
+  try {
+    return await new Promise<Sim>((resolve, reject) => {
+      let broken: string[] | undefined;
+      const timer = setTimeout(() => reject(new Error(`maintd-sim did not start in 10 s:\n${stderr}`)), 10_000);
+      child.once('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`maintd-sim exited (${signal ?? code}) before listening:\n${stderr}`));
+      });
+      lines.on('line', (line) => {
+        if (line.startsWith('{')) {
+          const msg = JSON.parse(line) as { msg?: string; broken?: string[] };
+          if (msg.msg === 'simulated workers listening') broken = msg.broken;
+        } else if (line.startsWith('WORKER_ENDPOINTS=')) {
+          clearTimeout(timer);
+          const endpoints = line.slice('WORKER_ENDPOINTS='.length).split(',');
+          if (!broken) reject(new Error(`maintd-sim named no broken stores before ${line}`));
+          else resolve({ child, endpoints, broken });
+        }
+      });
+    });
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+}
+
+/** Stops a child process: SIGTERM, then SIGKILL if it is still there after `graceMs`. */
+async function stop(child: ChildProcess | undefined, graceMs = 3000): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
 describe('maintd-top in a real terminal against a real master', () => {
-  let worker: WorkerStub;
+  let sim: Sim | undefined;
   let master: ChildProcess | undefined;
   let port: number;
   let url: string;
@@ -66,7 +142,7 @@ describe('maintd-top in a real terminal against a real master', () => {
         '--master-host=127.0.0.1',
         `--master-port=${port}`,
         `--master-api-token=${TOKEN}`,
-        `--worker-endpoints=${worker.url}`,
+        `--worker-endpoints=${sim!.endpoints.join(',')}`,
         '--stats-scan-interval-secs=1',
         '--merge-wal-interval-secs=1',
         '--compaction-interval-secs=0',
@@ -96,10 +172,22 @@ describe('maintd-top in a real terminal against a real master', () => {
     await exited;
   };
 
+  /** The last resort, should the test process exit before afterAll: no child outlives it. */
+  const killChildren = (): void => {
+    master?.kill('SIGKILL');
+    sim?.child.kill('SIGKILL');
+    try {
+      tmux('kill-server');
+    } catch {
+      // No server.
+    }
+  };
+
   beforeAll(async () => {
     for (const [file, what] of [
       [TUI_DIST, 'apps/tui'],
       [MASTER_DIST, 'apps/master'],
+      [SIM_DIST, 'apps/sim'],
     ] as const) {
       if (!existsSync(file)) throw new Error(`${what} is not built: run \`pnpm build\` first`);
     }
@@ -108,7 +196,8 @@ describe('maintd-top in a real terminal against a real master', () => {
     } catch {
       throw new Error('tmux is not installed (apt-get install tmux)');
     }
-    worker = await startWorkerStub(demoStores());
+    process.once('exit', killChildren);
+    sim = await startSim();
     port = await freePort();
     url = `http://127.0.0.1:${port}`;
     await startMaster();
@@ -133,16 +222,32 @@ describe('maintd-top in a real terminal against a real master', () => {
     } catch {
       // Already gone.
     }
-    await killMaster();
-    await worker?.close();
+    try {
+      await killMaster();
+    } finally {
+      await stop(sim?.child);
+      process.off('exit', killChildren);
+    }
   });
 
   it('shows the broken store cooling with its last error; c then y resets it; it rides out a master restart', async () => {
+    const [broken] = sim!.broken;
+    expect(sim!.broken).toHaveLength(1);
+    const cooling = new RegExp(`merge_wal ${broken}\\s+2 cooling`);
+    // Workers that own no shard of the broken store answer its merge with 404 (nothing to merge,
+    // an answer); its owners fail with the missing fragment.
+    let owners = 0;
+    for (const endpoint of sim!.endpoints) {
+      const r = (await (await fetch(`${endpoint}/api/v1/internal/stores`)).json()) as { stores: { name: string }[] };
+      if (r.stores.some((x) => x.name === broken)) owners++;
+    }
+    expect(owners).toBeGreaterThan(0);
+
     // The broken store fails twice within a few seconds and cools down.
     await waitForScreen('the live header', (s) => s.includes('● live'));
     keys('3');
-    let s = await waitForScreen('the broken store cooling', (x) => /merge_wal broken-store\s+2 cooling/.test(x));
-    expect(s).toContain('Not found: /srv/stores/broken-store/data/');
+    let s = await waitForScreen('the broken store cooling', (x) => cooling.test(x));
+    expect(s).toContain(`Not found: /data/${broken}.lance/data/`);
     // Redrawn in place: one header, one tab bar, no stale or doubled lines.
     expect(s.split('\n').filter((l) => l.startsWith('maintd-top '))).toHaveLength(1);
     expect(s.split('\n').filter((l) => l.includes('1 Overview'))).toHaveLength(1);
@@ -150,7 +255,10 @@ describe('maintd-top in a real terminal against a real master', () => {
     // The detail pane has the whole error and the target's history.
     keys('Enter');
     s = await waitForScreen('the detail pane', (x) => x.includes('History of this target') && x.includes('.lance'));
-    expect(s).toMatch(/last error\s+merged 0 generations across 0\/1 workers/);
+    expect(s).toMatch(
+      new RegExp(`last error\\s+merged 0 generations across ${SIM_WORKERS - owners}/${SIM_WORKERS} workers`),
+    );
+    expect(s).toContain(`HTTP 500: Not found: /data/${broken}.lance/data/`);
     keys('Escape');
     await waitForScreen('the list again', (x) => x.includes('LAST ERROR'));
 
@@ -158,7 +266,7 @@ describe('maintd-top in a real terminal against a real master', () => {
     keys('c');
     await waitForScreen('the confirm dialog', (x) => x.includes('Reset 1 cooldown?'));
     keys('y');
-    await waitForScreen('the reset notice', (x) => x.includes('reset the cooldown of merge_wal broken-store'));
+    await waitForScreen('the reset notice', (x) => x.includes(`reset the cooldown of merge_wal ${broken}`));
     const metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).toMatch(/master_cooldown_cleared_total\{kind="merge_wal",reason="operator"\} 1/);
 
@@ -171,7 +279,7 @@ describe('maintd-top in a real terminal against a real master', () => {
     keys('1');
     await waitForScreen('the new master, live', (x) => x.includes('● live') && x.includes(reborn));
     keys('3');
-    s = await waitForScreen('its cooldowns', (x) => /merge_wal broken-store\s+2 cooling/.test(x));
+    s = await waitForScreen('its cooldowns', (x) => cooling.test(x));
     expect(s.split('\n').filter((l) => l.startsWith('maintd-top '))).toHaveLength(1);
   }, 60_000);
 });

@@ -1,10 +1,11 @@
 /**
- * A small worker for end-to-end tests and demos: a real HTTP server speaking the worker protocol
- * of DESIGN §3.3 over a few in-memory stores. Healthy stores merge (their WAL backlog grows back
- * on every scan); broken stores fail every merge and compaction the way the production incident
- * did: `500 {"error": "Not found: .../data/<fragment>.lance"}`.
+ * A small worker for the README's view captures (`scripts/capture-views.ts`) and demos: a real
+ * HTTP server speaking the worker protocol of DESIGN §3.3 over a few in-memory stores. Healthy
+ * stores merge (their WAL backlog grows back on every scan); broken stores fail every merge and
+ * compaction the way the production incident did:
+ * `500 {"error": "Not found: .../data/<fragment>.lance"}`.
  *
- * Run standalone: `tsx test/worker-stub.ts [port]` (stores healthy-1..3 and broken-1).
+ * Run standalone: `tsx test/worker-stub.ts [port]` (the demo stores: orders-eu, orders-us, events-2024 and broken-store).
  */
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
