@@ -334,6 +334,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openapi(workersRoute, (c) => c.json({ workers: [...(deps.workers?.() ?? [])] }, 200));
 
   app.get('/api/v1/events', (c) => {
+    // Hono answers HEAD with the GET handler and drops the body unread: a stream would never
+    // see its client go, and its subscription would leak.
+    if (c.req.method === 'HEAD') return c.body(null, 200, { 'content-type': 'text/event-stream' });
     const hub = deps.events;
     if (!hub) return c.json({ error: 'events are not available on this master' }, 503);
     return streamSSE(c, async (stream) => {

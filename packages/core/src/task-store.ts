@@ -358,8 +358,12 @@ export class TaskStore {
     const prefix = this.keys.tasksPrefix;
     const toKey = through !== undefined ? `${through}\0` : undefined;
     // Other masters' clocks may run a little ahead: the first window ends slightly in the future.
-    const top =
-      (through !== undefined ? idTime(through.slice(prefix.length)) : undefined) ?? this.#clock.now() + 60_000;
+    // A cursor names a time, but a hostile one may lie far in the future: never search above now.
+    const horizon = this.#clock.now() + 60_000;
+    const top = Math.min(
+      (through !== undefined ? idTime(through.slice(prefix.length)) : undefined) ?? horizon,
+      horizon,
+    );
     const cap = 4 * n;
     // The lower bound (a time) that last held the newest page stays right until enough new tasks
     // arrive, so the first page usually costs one read.
@@ -389,7 +393,13 @@ export class TaskStore {
       else if (tooNew === Infinity) low = top - Math.floor((top - low) / 4);
       else low = Math.floor((tooNew + tooOld) / 2);
     }
-    throw new ContentionError('could not find the newest tasks: the history kept changing under the search');
+    // The search ran out of probes (the history kept changing under it): one exact, if costly, read.
+    const exact = await this.#kv.range(prefix, {
+      limit: n,
+      reverse: true,
+      ...(through !== undefined ? { fromKey: through } : {}),
+    });
+    return exact.kvs.map((kv) => kv.key);
   }
 
   /** Count of all task records. */
