@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { type ServerType, serve } from '@hono/node-server';
-import { EtcdKv, type EtcdKvOptions, systemClock } from '@maintd/core';
+import { EtcdKv, type EtcdKvOptions, etcdKvOptions, systemClock } from '@maintd/core';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import type { ExporterConfig } from './config.js';
@@ -96,27 +95,6 @@ export async function main(argv: readonly string[]): Promise<void> {
 }
 
 /** etcd client options from the config, reading the TLS files (a bad path names its setting). */
-export async function etcdOptions(config: ExporterConfig): Promise<EtcdKvOptions> {
-  const { etcd } = config;
-  const read = async (path: string, setting: string): Promise<Buffer> => {
-    try {
-      return await readFile(path);
-    } catch (err) {
-      throw new Error(`${setting}: cannot read '${path}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-        cause: err,
-      });
-    }
-  };
-  const tls = etcd.caCert
-    ? {
-        ca: await read(etcd.caCert, 'ETCD_CA_CERT'),
-        ...(etcd.clientCert ? { cert: await read(etcd.clientCert, 'ETCD_CLIENT_CERT') } : {}),
-        ...(etcd.clientKey ? { key: await read(etcd.clientKey, 'ETCD_CLIENT_KEY') } : {}),
-      }
-    : undefined;
-  return {
-    endpoints: etcd.endpoints,
-    ...(etcd.username && etcd.password ? { auth: { username: etcd.username, password: etcd.password } } : {}),
-    ...(tls ? { tls } : {}),
-  };
+export function etcdOptions(config: ExporterConfig): Promise<EtcdKvOptions> {
+  return etcdKvOptions(config.etcd);
 }

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { type ServerType, serve } from '@hono/node-server';
-import { EtcdKv, type Kv, MemoryKv, TaskStore, systemClock } from '@maintd/core';
+import { EtcdKv, type Kv, MemoryKv, TaskStore, etcdKvOptions, systemClock } from '@maintd/core';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
@@ -155,25 +154,5 @@ export async function main(argv: readonly string[]): Promise<void> {
 async function openKv(config: Config): Promise<Kv> {
   const { etcd } = config;
   if (etcd.endpoints.length === 0) return new MemoryKv({ clock: systemClock });
-  const read = async (path: string, setting: string): Promise<Buffer> => {
-    try {
-      return await readFile(path);
-    } catch (err) {
-      throw new Error(`${setting}: cannot read '${path}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-        cause: err,
-      });
-    }
-  };
-  const tls = etcd.caCert
-    ? {
-        ca: await read(etcd.caCert, 'ETCD_CA_CERT'),
-        ...(etcd.clientCert ? { cert: await read(etcd.clientCert, 'ETCD_CLIENT_CERT') } : {}),
-        ...(etcd.clientKey ? { key: await read(etcd.clientKey, 'ETCD_CLIENT_KEY') } : {}),
-      }
-    : undefined;
-  return new EtcdKv({
-    endpoints: etcd.endpoints,
-    ...(etcd.username && etcd.password ? { auth: { username: etcd.username, password: etcd.password } } : {}),
-    ...(tls ? { tls } : {}),
-  });
+  return new EtcdKv(await etcdKvOptions(etcd));
 }

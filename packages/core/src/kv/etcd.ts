@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError, retry } from 'cockatiel';
 import {
   Etcd3,
@@ -376,4 +377,54 @@ function fromResponseOp(op: TxnOp, res: IResponseOp | undefined): TxnOpResult {
       return { type: 'get', kv: kv ? fromEtcd(kv) : undefined };
     }
   }
+}
+
+/** etcd connection settings as operators give them: endpoints, credentials, and PEM file paths. */
+export interface EtcdConnectionSettings {
+  /** Client URLs. */
+  readonly endpoints: readonly string[];
+  /** Username (with `password`; both or neither). */
+  readonly username?: string | undefined;
+  /** Password (with `username`). */
+  readonly password?: string | undefined;
+  /** Path of the CA certificate (PEM): enables TLS. */
+  readonly caCert?: string | undefined;
+  /** Path of the client certificate (PEM), with `clientKey`. */
+  readonly clientCert?: string | undefined;
+  /** Path of the client key (PEM). */
+  readonly clientKey?: string | undefined;
+}
+
+/**
+ * {@link EtcdKvOptions} from connection settings, reading the PEM files. A file that cannot be
+ * read fails with a message naming its setting (`ETCD_CA_CERT`, `ETCD_CLIENT_CERT`,
+ * `ETCD_CLIENT_KEY`) and the path.
+ */
+export async function etcdKvOptions(settings: EtcdConnectionSettings): Promise<EtcdKvOptions> {
+  const read = async (path: string, setting: string): Promise<Buffer> => {
+    try {
+      return await readFile(path);
+    } catch (err) {
+      throw new MaintdError(
+        `${setting}: cannot read '${path}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+        {
+          cause: err,
+        },
+      );
+    }
+  };
+  const tls = settings.caCert
+    ? {
+        ca: await read(settings.caCert, 'ETCD_CA_CERT'),
+        ...(settings.clientCert ? { cert: await read(settings.clientCert, 'ETCD_CLIENT_CERT') } : {}),
+        ...(settings.clientKey ? { key: await read(settings.clientKey, 'ETCD_CLIENT_KEY') } : {}),
+      }
+    : undefined;
+  return {
+    endpoints: settings.endpoints,
+    ...(settings.username && settings.password
+      ? { auth: { username: settings.username, password: settings.password } }
+      : {}),
+    ...(tls ? { tls } : {}),
+  };
 }
