@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { request as httpsRequest } from 'node:https';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -19,8 +21,31 @@ export interface EtcdServer {
   readonly peerPort: number;
   /** The member's data directory. */
   readonly dataDir: string;
+  /** The member's name (`--name`). */
+  readonly name: string;
+  /** Resolves when the etcd process has exited (killed, stopped or crashed). */
+  readonly exited: Promise<void>;
+  /**
+   * Sends `signal` to etcd and its watchdog (one process group): `SIGKILL` to crash the member,
+   * `SIGSTOP`/`SIGCONT` to freeze and thaw it. A no-op once it has exited.
+   */
+  signal(signal: NodeJS.Signals): void;
   /** Stops etcd (SIGKILL after 5 s) and removes the data dir unless `keepData`. */
   stop(options?: { keepData?: boolean }): Promise<void>;
+}
+
+/** TLS on the client URL (`https://`), as the etcd flags of the same names. */
+export interface EtcdTlsOptions {
+  /** PEM files of the server's certificate and key. */
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** PEM file of the CA that signs client certificates. */
+  readonly trustedCaFile: string;
+  /** Require a client certificate signed by `trustedCaFile` (default true). */
+  readonly clientCertAuth?: boolean;
+  /** Client certificate and key the readiness probe presents (required with client cert auth). */
+  readonly probeCertFile?: string;
+  readonly probeKeyFile?: string;
 }
 
 /** Options of {@link startEtcd}. */
@@ -33,6 +58,15 @@ export interface StartEtcdOptions {
   readonly clientPort?: number;
   /** Reuse this peer port (with `dataDir`, to restart the same member). */
   readonly peerPort?: number;
+  /** Member name (default `maintd-test`). */
+  readonly name?: string;
+  /**
+   * `--initial-cluster` for a multi-member cluster, e.g. `a=http://127.0.0.1:1,b=…`; it must
+   * name this member with its `peerPort` (default: this member alone).
+   */
+  readonly initialCluster?: string;
+  /** Serve clients over TLS. */
+  readonly tls?: EtcdTlsOptions;
   /** Extra etcd flags. */
   readonly extraArgs?: readonly string[];
   /** How long to wait for `/health` (default 20 s). */
@@ -61,11 +95,14 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), ETCD_DATA_PREFIX)));
   const clientPort = options.clientPort ?? (await freePort());
   const peerPort = options.peerPort ?? (await freePort());
-  const clientUrl = `http://127.0.0.1:${clientPort}`;
+  const tls = options.tls;
+  const clientUrl = `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
+  const name = options.name ?? 'maintd-test';
+  const multi = options.initialCluster !== undefined;
   const args = [
     '--name',
-    'maintd-test',
+    name,
     '--data-dir',
     dataDir,
     '--listen-client-urls',
@@ -77,19 +114,34 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
     '--initial-advertise-peer-urls',
     peerUrl,
     '--initial-cluster',
-    `maintd-test=${peerUrl}`,
+    options.initialCluster ?? `${name}=${peerUrl}`,
     '--initial-cluster-state',
     'new',
+    '--initial-cluster-token',
+    'maintd-test',
     '--logger',
     'zap',
     '--log-outputs',
     'stderr',
     '--log-level',
     'error',
+    // A cluster's members share this machine's cores with the tests: a longer election timeout
+    // keeps a busy moment from looking like a dead leader.
     '--heartbeat-interval',
-    '10',
+    multi ? '50' : '10',
     '--election-timeout',
-    '100',
+    multi ? '1000' : '100',
+    ...(tls
+      ? [
+          '--cert-file',
+          tls.certFile,
+          '--key-file',
+          tls.keyFile,
+          '--trusted-ca-file',
+          tls.trustedCaFile,
+          ...(tls.clientCertAuth === false ? [] : ['--client-cert-auth']),
+        ]
+      : []),
     ...(options.extraArgs ?? []),
   ];
   const proc: ChildProcess = spawn('sh', ['-c', WATCHDOG, options.binary ?? 'etcd', ...args], {
@@ -104,8 +156,18 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
   const exit = new Promise<void>((resolve) => proc.once('exit', () => ((exited = true), resolve())));
   proc.once('error', () => (exited = true));
 
+  const signal = (sig: NodeJS.Signals): void => {
+    if (exited || !proc.pid) return;
+    try {
+      process.kill(-proc.pid, sig);
+    } catch {
+      /* already gone */
+    }
+  };
   const stop = async (o: { keepData?: boolean } = {}): Promise<void> => {
     if (!exited) {
+      // A frozen member cannot act on the watchdog's kill until it is thawed.
+      signal('SIGCONT');
       proc.stdin?.end();
       const killer = setTimeoutCb(() => {
         try {
@@ -124,9 +186,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
   for (;;) {
     if (exited) throw new Error(`etcd exited before becoming healthy:\n${stderr}`);
     try {
-      const res = await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(1000) });
-      const body = (await res.json()) as { health?: string };
-      if (body.health === 'true') break;
+      if ((await probeHealth(clientUrl, tls)) === 'true') break;
     } catch {
       /* not up yet */
     }
@@ -136,5 +196,82 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
     }
     await delay(25);
   }
-  return { clientUrl, clientPort, peerPort, dataDir, stop };
+  return { clientUrl, clientPort, peerPort, dataDir, name, exited: exit, signal, stop };
+}
+
+/** `GET /health`'s `health` field (a member reports "true" once the cluster has a leader). */
+async function probeHealth(clientUrl: string, tls: EtcdTlsOptions | undefined): Promise<string | undefined> {
+  if (!tls) {
+    const res = await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(1000) });
+    return ((await res.json()) as { health?: string }).health;
+  }
+  const body = await new Promise<string>((resolve, reject) => {
+    const req = httpsRequest(
+      `${clientUrl}/health`,
+      {
+        ca: readFileSync(tls.trustedCaFile),
+        ...(tls.probeCertFile ? { cert: readFileSync(tls.probeCertFile) } : {}),
+        ...(tls.probeKeyFile ? { key: readFileSync(tls.probeKeyFile) } : {}),
+        timeout: 1000,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve(text));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('health probe timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+  return (JSON.parse(body) as { health?: string }).health;
+}
+
+/** A multi-member etcd cluster on loopback (see {@link startEtcdCluster}). */
+export interface EtcdCluster {
+  /** Every member's client URL, in member order. */
+  readonly endpoints: readonly string[];
+  /** The running members (a restarted member replaces its entry). */
+  readonly members: readonly EtcdServer[];
+  /** Restarts member `i` on its ports and data dir after a kill or stop; resolves once it is healthy. */
+  restart(i: number): Promise<EtcdServer>;
+  /** Stops every member and removes their data dirs. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a `size`-member etcd cluster on free loopback ports (each member under its own
+ * watchdog and data dir), resolving once every member reports a leader.
+ */
+export async function startEtcdCluster(
+  size = 3,
+  options: Pick<StartEtcdOptions, 'binary' | 'extraArgs'> = {},
+): Promise<EtcdCluster> {
+  const specs = await Promise.all(
+    Array.from({ length: size }, async (_, i) => ({
+      name: `member-${i}`,
+      clientPort: await freePort(),
+      peerPort: await freePort(),
+      dataDir: await mkdtemp(join(tmpdir(), ETCD_DATA_PREFIX)),
+    })),
+  );
+  const initialCluster = specs.map((s) => `${s.name}=http://127.0.0.1:${s.peerPort}`).join(',');
+  const start = (i: number): Promise<EtcdServer> =>
+    startEtcd({ ...options, ...specs[i]!, initialCluster, readyTimeoutMs: 30_000 });
+  const members = await Promise.all(specs.map((_, i) => start(i)));
+  return {
+    endpoints: specs.map((s) => `http://127.0.0.1:${s.clientPort}`),
+    members,
+    restart: async (i) => {
+      await members[i]!.stop({ keepData: true });
+      const member = await start(i);
+      members[i] = member;
+      return member;
+    },
+    stop: async () => {
+      await Promise.all(members.map((m) => m.stop()));
+    },
+  };
 }

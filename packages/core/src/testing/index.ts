@@ -15,7 +15,16 @@ export type {
   WatchOptions,
 } from '../kv/port.js';
 export { MemoryKv, type MemoryKvOptions } from '../kv/memory.js';
-export { ETCD_DATA_PREFIX, type EtcdServer, type StartEtcdOptions, freePort, startEtcd } from './etcd-server.js';
+export {
+  ETCD_DATA_PREFIX,
+  type EtcdCluster,
+  type EtcdServer,
+  type EtcdTlsOptions,
+  type StartEtcdOptions,
+  freePort,
+  startEtcd,
+  startEtcdCluster,
+} from './etcd-server.js';
 export { type KvHarness, etcdHarness, interceptKv, memoryHarness, withClockRunning } from './harness.js';
 export { etcdGlobalSetup } from './vitest-etcd.js';
 export { eventually, kvContract } from './kv-contract.js';
