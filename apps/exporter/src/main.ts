@@ -1,5 +1,5 @@
 import { type ServerType, serve } from '@hono/node-server';
-import { EtcdKv, type EtcdKvOptions, etcdKvOptions, systemClock } from '@maintd/core';
+import { EtcdKv, type EtcdKvOptions, diagnoseEtcdTls, etcdKvOptions, systemClock } from '@maintd/core';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import type { ExporterConfig } from './config.js';
@@ -51,6 +51,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     clock: systemClock,
     logger,
     checkIntervalMs: config.checkIntervalSecs * 1000,
+    // gRPC reports a TLS failure as a bare UNAVAILABLE: the handshake says what is wrong.
+    ...(kvOptions.tls ? { explain: () => diagnoseEtcdTls(kvOptions) } : {}),
     // Called only once a sync completes, after `metrics` exists.
     onSync: (info) => metrics.recordSync(info),
   });

@@ -65,6 +65,11 @@ export interface ClusterWatcherOptions {
    * about 200 reads.
    */
   readonly pageSize?: number;
+  /**
+   * Explains an unreachable etcd better than the client's error, when it can (the TLS handshake
+   * diagnosis: gRPC reports every TLS failure as a bare UNAVAILABLE).
+   */
+  readonly explain?: (err: unknown) => Promise<string | undefined>;
   /** Longest wait for etcd to accept the watch, in real ms (default 5000). */
   readonly watchTimeoutMs?: number;
   /** Called after each completed full sync (metrics). */
@@ -107,6 +112,8 @@ const CLOSE_TIMEOUT_MS = 1000;
 export class ClusterWatcher {
   readonly #kv: Kv;
   readonly #prefix: string | undefined;
+  #probeKey: string | undefined;
+  readonly #explain: ((err: unknown) => Promise<string | undefined>) | undefined;
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #checkMs: number;
@@ -125,6 +132,7 @@ export class ClusterWatcher {
   constructor(options: ClusterWatcherOptions) {
     this.#kv = options.kv;
     this.#prefix = options.prefix;
+    this.#explain = options.explain;
     this.#clock = options.clock ?? systemClock;
     this.#logger = options.logger ?? pino({ level: 'silent' });
     this.#checkMs = options.checkIntervalMs ?? 5000;
@@ -192,6 +200,8 @@ export class ClusterWatcher {
     const started = performance.now();
     const generation = ++this.#generation;
     const agg = createAggregate(this.#prefix);
+    // The periodic check reads inside the prefix: a read-only role scoped to it must suffice.
+    this.#probeKey = `${agg.keys.prefix}/`;
     const dead = new AbortController();
     let watch: Watch;
     let phase: 'range' | 'watch' = 'range';
@@ -209,7 +219,8 @@ export class ClusterWatcher {
         this.#logger.warn({ err }, `cannot open the etcd watch: ${errorText(err)}; re-syncing`);
         return 'watch_error';
       }
-      this.#logger.warn({ err, phase }, `etcd unavailable: ${errorText(err)}; retrying`);
+      const why = (await this.#explain?.(err).catch(() => undefined)) ?? errorText(err);
+      this.#logger.warn({ err, phase }, `cannot read the prefix (${phase}): ${why}; retrying`);
       return 'unreachable';
     }
     this.#current = agg;
@@ -230,8 +241,6 @@ export class ClusterWatcher {
     if (outcome === 'compacted') this.#logger.info('watch history was compacted; re-syncing');
     else if (outcome === 'watch_error')
       this.#logger.warn({ err: dead.signal.reason as unknown }, 'watch broke; re-syncing');
-    else if (outcome === 'unreachable')
-      this.#logger.warn('etcd stopped answering; metrics report down until it is back');
     void closeWithin(watch, CLOSE_TIMEOUT_MS);
     return outcome;
   }
@@ -318,9 +327,12 @@ export class ClusterWatcher {
             return;
           }
           try {
-            await this.#kv.revision();
+            await this.#kv.revision(this.#probeKey);
           } catch (err) {
-            this.#logger.debug({ err }, 'etcd check failed');
+            this.#logger.warn(
+              { err },
+              `etcd stopped answering (${errorText(err)}); metrics report down until it is back`,
+            );
             finish('unreachable');
             return;
           }

@@ -383,7 +383,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
   app.get('/readyz', async (c) => {
     const session = store.session.alive;
-    const reachable = await withTimeout(deps.clock, deps.kv.revision(), READY_TIMEOUT_MS).then(
+    const reachable = await withTimeout(deps.clock, deps.kv.revision(`${store.keys.prefix}/`), READY_TIMEOUT_MS).then(
       () => true,
       () => false,
     );

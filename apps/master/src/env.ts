@@ -528,7 +528,8 @@ function readArgs(argv: readonly string[]): Args {
   const errors: string[] = [];
   for (const t of tokens) {
     if (t.kind === 'positional') {
-      errors.push(`unexpected argument ${JSON.stringify(t.value)} (maintd takes flags only; see --help)`);
+      // Not echoed: after a misspelled flag it is that flag's value, perhaps a secret.
+      errors.push(`unexpected argument #${t.index + 1} (maintd takes flags only; see --help)`);
       continue;
     }
     if (t.kind === 'option-terminator') continue;

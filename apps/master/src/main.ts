@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type ServerType, serve } from '@hono/node-server';
-import { EtcdKv, type Kv, MemoryKv, TaskStore, etcdKvOptions, systemClock } from '@maintd/core';
+import { diagnoseEtcdTls, EtcdKv, etcdKvOptions, type Kv, MemoryKv, systemClock, TaskStore } from '@maintd/core';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
@@ -80,7 +80,16 @@ export async function main(argv: readonly string[]): Promise<void> {
       }),
     );
   } catch (err) {
-    logger.fatal({ err, endpoints: config.etcd.endpoints }, `cannot open the task store: ${(err as Error).message}`);
+    // gRPC reports a TLS failure as a bare UNAVAILABLE: say what the handshake found instead.
+    const tlsReason = config.etcd.caCert
+      ? await etcdKvOptions(config.etcd)
+          .then((o) => diagnoseEtcdTls(o))
+          .catch(() => undefined)
+      : undefined;
+    logger.fatal(
+      { err, endpoints: config.etcd.endpoints },
+      `cannot open the task store: ${tlsReason ?? (err as Error).message}`,
+    );
     await kv.close().catch(() => undefined);
     process.exitCode = 1;
     return;

@@ -13,6 +13,25 @@ export interface IncidentOptions {
   readonly seed: number;
   /** Run with the failure cooldown (TASK_COOLDOWN_AFTER_FAILURES=3) or without it (0). */
   readonly cooldown: boolean;
+  /** The fleet's costs and rates (default {@link INCIDENT_FLEET}); for calibration and tests. */
+  readonly fleet?: Partial<IncidentFleet>;
+}
+
+/** The simulated fleet's shape, costs and rates. */
+export interface IncidentFleet {
+  readonly workers: number;
+  /** WAL generations per minute per store, drawn uniformly per store. */
+  readonly ratePerMinute: readonly [number, number];
+  /** Fixed cost of one healthy merge call on an owning worker (opening the table, committing). */
+  readonly mergeBaseMs: number;
+  /**
+   * Share of the cluster's merge-slot time the healthy stores' generations need (their drawn
+   * rates × the cost of folding one generation): the fleet's provisioning. The cost per
+   * generation is derived from it, so every seed runs the same load.
+   */
+  readonly healthyLoad: number;
+  /** How long each worker holding a broken store's shard works on a merge before answering 500. */
+  readonly brokenLatencyMs: number;
 }
 
 /** What one run measured. */
@@ -20,16 +39,26 @@ export interface IncidentResult {
   readonly cooldown: boolean;
   /** Merge slots in the cluster (masters × MERGE_WAL_CONCURRENCY). */
   readonly slots: number;
+  /** Simulated workers. */
+  readonly workers: number;
+  /** The derived cost of folding one WAL generation, ms (see {@link IncidentFleet.healthyLoad}). */
+  readonly perGenerationMs: number;
   /** Share of merge-slot time (slots × duration) spent on broken stores, overall and per hour. */
   readonly brokenSlotShare: number;
   readonly brokenSlotShareHourly: readonly number[];
+  /** Share of merge-slot time spent on broken stores after the first hour (hours 2 to the end). */
+  readonly brokenSlotShareAfterFirstHour: number;
   /** Share of merge-slot time spent merging healthy stores. */
   readonly healthySlotShare: number;
   /** Merge tasks run against broken stores. */
   readonly brokenTasks: number;
-  /** Healthy stores' queued merge tasks: the maximum, and each hour's mean and maximum (sampled every minute). */
+  /**
+   * Healthy stores' queued merge tasks: the maximum, and each hour's minimum, mean and maximum
+   * (sampled every minute). Each sweep enqueues every store due, so the queue is a sawtooth; its
+   * minimum is the backlog the fleet carried over from one sweep to the next.
+   */
   readonly healthyQueueMax: number;
-  readonly healthyQueueHourly: readonly { readonly mean: number; readonly max: number }[];
+  readonly healthyQueueHourly: readonly { readonly min: number; readonly mean: number; readonly max: number }[];
   /** How long healthy merge tasks waited in the queue (still-queued ones count their wait so far), seconds. */
   readonly healthyWaitP50: number;
   readonly healthyWaitP95: number;
@@ -37,21 +66,17 @@ export interface IncidentResult {
   readonly series: readonly number[];
 }
 
-const WORKERS = 8;
+/** MERGE_WAL_CONCURRENCY's default (DESIGN §3.1): merge slots per master. */
+const DEFAULT_MERGE_SLOTS = 4;
+
 /** The fleet's shape and costs: the simulation's parameters (the README states them). */
-export const INCIDENT_FLEET = {
-  workers: WORKERS,
-  /** WAL generations per minute per store, drawn uniformly. */
-  ratePerMinute: [0.5, 3] as const,
-  /** A healthy merge: fixed cost plus a cost per generation folded, per worker call. */
-  mergeLatency: { baseMs: 55_000, perGenerationMs: 1500 },
-  /**
-   * A broken store's shared manifest fails the merge on every worker holding a shard (all of
-   * them), each after retrying its commit for 55 s: just inside WORKER_TIMEOUT_SECS, so the
-   * attempt fails with the store's error (class `target`) after a 165 s serial fan-out.
-   */
-  brokenLatencyMs: 55_000,
-} as const;
+export const INCIDENT_FLEET: IncidentFleet = {
+  workers: 8,
+  ratePerMinute: [0.5, 3],
+  mergeBaseMs: 2000,
+  healthyLoad: 0.93,
+  brokenLatencyMs: 45_000,
+};
 
 /**
  * Reproduces the production incident deterministically: `masters` copies of the real master
@@ -62,20 +87,23 @@ export async function runIncident(o: IncidentOptions): Promise<IncidentResult> {
   const start = Date.UTC(2026, 0, 1);
   const clock = new FakeClock(start);
   const root = new MemoryKv({ clock, historyLimit: 1000 });
-  const fleet = new Fleet(
-    {
-      workers: WORKERS,
-      stores: o.stores,
-      broken: o.broken,
-      seed: o.seed,
-      ratePerMinute: INCIDENT_FLEET.ratePerMinute,
-      mergeLatency: INCIDENT_FLEET.mergeLatency,
-      brokenLatencyMs: INCIDENT_FLEET.brokenLatencyMs,
-      brokenOnAllWorkers: true,
-    },
-    clock,
-  );
-  const apps = Array.from({ length: WORKERS }, (_, i) => createWorkerApp(fleet, i, clock));
+  const shape = { ...INCIDENT_FLEET, ...o.fleet };
+  const fleetOptions = {
+    workers: shape.workers,
+    stores: o.stores,
+    broken: o.broken,
+    seed: o.seed,
+    ratePerMinute: shape.ratePerMinute,
+    brokenLatencyMs: shape.brokenLatencyMs,
+    brokenOnAllWorkers: true,
+  };
+  const slots = o.masters * DEFAULT_MERGE_SLOTS;
+  const healthyRate = new Fleet(fleetOptions, clock).stores
+    .filter((s) => !s.broken)
+    .reduce((sum, s) => sum + s.ratePerMinute, 0);
+  const perGenerationMs = Math.round((shape.healthyLoad * slots * 60_000) / healthyRate);
+  const fleet = new Fleet({ ...fleetOptions, mergeLatency: { baseMs: shape.mergeBaseMs, perGenerationMs } }, clock);
+  const apps = Array.from({ length: shape.workers }, (_, i) => createWorkerApp(fleet, i, clock));
   const fetch = inProcessFetch(apps);
   const silent = pino({ level: 'silent' });
   const masters: { store: TaskStore; scheduler: Scheduler }[] = [];
@@ -85,7 +113,7 @@ export async function runIncident(o: IncidentOptions): Promise<IncidentResult> {
       // cooldown switch are set.
       argv: [
         `--master-id=sim-${i}`,
-        `--worker-endpoints=${inProcessEndpoints(WORKERS).join(',')}`,
+        `--worker-endpoints=${inProcessEndpoints(shape.workers).join(',')}`,
         ...(o.cooldown ? [] : ['--task-cooldown-after-failures=0']),
         '--log-level=silent',
       ],
@@ -140,7 +168,8 @@ export async function runIncident(o: IncidentOptions): Promise<IncidentResult> {
       timeline.set(t.id, entry);
     }
   });
-  const slots = masters.reduce((n, m) => n + m.scheduler.poolSizes().merge!, 0);
+  if (masters.reduce((n, m) => n + m.scheduler.poolSizes().merge!, 0) !== slots)
+    throw new Error('the merge pools are not at their DESIGN default');
   for (const m of masters) m.scheduler.start();
 
   const series: number[] = [];
@@ -182,14 +211,22 @@ export async function runIncident(o: IncidentOptions): Promise<IncidentResult> {
   return {
     cooldown: o.cooldown,
     slots,
+    workers: shape.workers,
+    perGenerationMs,
     brokenSlotShare: brokenSlotMs / (slots * (end - start)),
     brokenSlotShareHourly: brokenMsByHour.map((ms) => ms / (slots * 3_600_000)),
+    brokenSlotShareAfterFirstHour:
+      end - start > 3_600_000 ? (brokenSlotMs - brokenMsByHour[0]!) / (slots * (end - start - 3_600_000)) : 0,
     healthySlotShare: healthyBusyMs / (slots * (end - start)),
     brokenTasks,
     healthyQueueMax: Math.max(0, ...series),
     healthyQueueHourly: Array.from({ length: Math.ceil(minutes / 60) }, (_, h) => {
       const hour = series.slice(h * 60, (h + 1) * 60);
-      return { mean: hour.reduce((a, b) => a + b, 0) / Math.max(1, hour.length), max: Math.max(0, ...hour) };
+      return {
+        min: Math.min(...hour),
+        mean: hour.reduce((a, b) => a + b, 0) / Math.max(1, hour.length),
+        max: Math.max(0, ...hour),
+      };
     }),
     healthyWaitP50: percentile(waits, 50),
     healthyWaitP95: percentile(waits, 95),
@@ -219,8 +256,10 @@ function percentile(xs: readonly number[], p: number): number {
 export function formatIncident(o: Omit<IncidentOptions, 'cooldown'>, off: IncidentResult, on: IncidentResult): string {
   const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
   const mins = (s: number): string => `${(s / 60).toFixed(1)} min`;
+  const queue = (d: IncidentResult['healthyQueueHourly'][number] | undefined): string =>
+    d ? `${d.min} / ${d.mean.toFixed(1)} / ${d.max}` : '–';
   const lines = [
-    `maintd incident reproduction — ${o.masters} masters (${off.slots} merge slots), ${o.stores} stores (${o.broken} broken), ${WORKERS} workers, ${o.hours} h, seed ${o.seed}`,
+    `maintd incident reproduction — ${o.masters} masters (${off.slots} merge slots), ${o.stores} stores (${o.broken} broken), ${off.workers} workers, ${o.hours} h, seed ${o.seed}`,
     '',
     '| | cooldown off | cooldown on |',
     '|---|---:|---:|',
@@ -229,13 +268,14 @@ export function formatIncident(o: Omit<IncidentOptions, 'cooldown'>, off: Incide
       (x, h) =>
         `| merge-slot time on broken stores in hour ${h + 1} | ${pct(x)} | ${pct(on.brokenSlotShareHourly[h] ?? 0)} |`,
     ),
+    `| merge-slot time on broken stores after hour 1 | ${pct(off.brokenSlotShareAfterFirstHour)} | ${pct(on.brokenSlotShareAfterFirstHour)} |`,
     `| merge-slot time on healthy stores | ${pct(off.healthySlotShare)} | ${pct(on.healthySlotShare)} |`,
     `| merge tasks run against broken stores | ${off.brokenTasks} | ${on.brokenTasks} |`,
     `| healthy merge queue, max | ${off.healthyQueueMax} | ${on.healthyQueueMax} |`,
-    ...off.healthyQueueHourly.map((d, h) => {
-      const other = on.healthyQueueHourly[h] ?? { mean: 0, max: 0 };
-      return `| healthy merge queue in hour ${h + 1}, mean / max | ${d.mean.toFixed(1)} / ${d.max} | ${other.mean.toFixed(1)} / ${other.max} |`;
-    }),
+    ...off.healthyQueueHourly.map(
+      (d, h) =>
+        `| healthy merge queue in hour ${h + 1}, min / mean / max | ${queue(d)} | ${queue(on.healthyQueueHourly[h])} |`,
+    ),
     `| healthy store wait p50 | ${mins(off.healthyWaitP50)} | ${mins(on.healthyWaitP50)} |`,
     `| healthy store wait p95 | ${mins(off.healthyWaitP95)} | ${mins(on.healthyWaitP95)} |`,
   ];

@@ -12,7 +12,7 @@ export {
 } from './errors.js';
 export { createIdGenerator } from './ids.js';
 export { type Keys, keysFor, targetFromHex, targetHex } from './keys.js';
-export { type EtcdConnectionSettings, EtcdKv, type EtcdKvOptions, etcdKvOptions } from './kv/etcd.js';
+export { type EtcdConnectionSettings, EtcdKv, type EtcdKvOptions, diagnoseEtcdTls, etcdKvOptions } from './kv/etcd.js';
 export { MemoryKv, type MemoryKvOptions } from './kv/memory.js';
 export type {
   Compare,

@@ -1,4 +1,7 @@
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError, retry } from 'cockatiel';
 import {
   Etcd3,
@@ -258,8 +261,9 @@ export class EtcdKv implements Kv {
   }
 
   /** {@inheritDoc Kv.revision} */
-  async revision(): Promise<number> {
-    const res = await this.#call(() => this.#client.kv.range({ key: Buffer.from([0]), count_only: true }));
+  async revision(probeKey?: string): Promise<number> {
+    const key = probeKey === undefined ? Buffer.from([0]) : Buffer.from(probeKey);
+    const res = await this.#call(() => this.#client.kv.range({ key, count_only: true }));
     return Number(res.header.revision);
   }
 
@@ -413,11 +417,23 @@ export async function etcdKvOptions(settings: EtcdConnectionSettings): Promise<E
       );
     }
   };
+  // gRPC silently falls back to the system CAs for a file that is not PEM: check each here.
+  const parse = (buf: Buffer, path: string, setting: string, what: 'certificate' | 'key'): Buffer => {
+    try {
+      if (what === 'key') createPrivateKey(buf);
+      else new X509Certificate(buf);
+      return buf;
+    } catch (err) {
+      throw new MaintdError(`${setting}: '${path}' is not a PEM ${what}`, { cause: err });
+    }
+  };
+  const file = async (path: string, setting: string, what: 'certificate' | 'key'): Promise<Buffer> =>
+    parse(await read(path, setting), path, setting, what);
   const tls = settings.caCert
     ? {
-        ca: await read(settings.caCert, 'ETCD_CA_CERT'),
-        ...(settings.clientCert ? { cert: await read(settings.clientCert, 'ETCD_CLIENT_CERT') } : {}),
-        ...(settings.clientKey ? { key: await read(settings.clientKey, 'ETCD_CLIENT_KEY') } : {}),
+        ca: await file(settings.caCert, 'ETCD_CA_CERT', 'certificate'),
+        ...(settings.clientCert ? { cert: await file(settings.clientCert, 'ETCD_CLIENT_CERT', 'certificate') } : {}),
+        ...(settings.clientKey ? { key: await file(settings.clientKey, 'ETCD_CLIENT_KEY', 'key') } : {}),
       }
     : undefined;
   return {
@@ -427,4 +443,76 @@ export async function etcdKvOptions(settings: EtcdConnectionSettings): Promise<E
       : {}),
     ...(tls ? { tls } : {}),
   };
+}
+
+/**
+ * Why a TLS connection to etcd fails, in words an operator can act on, naming the setting to
+ * check — or `undefined` when the handshake succeeds or the endpoint does not answer at all.
+ * gRPC reports every TLS failure as a bare `UNAVAILABLE: No connection established`; this
+ * repeats the handshake with `node:tls` (and one request, since with TLS 1.3 the server rejects
+ * a client certificate only after the client's side of the handshake) to learn the reason.
+ */
+export async function diagnoseEtcdTls(options: EtcdKvOptions, timeoutMs = 3000): Promise<string | undefined> {
+  const tls = options.tls;
+  if (!tls) return undefined;
+  for (const endpoint of options.endpoints) {
+    let url: URL;
+    try {
+      url = new URL(endpoint.includes('://') ? endpoint : `https://${endpoint}`);
+    } catch {
+      continue;
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const port = Number(url.port || 2379);
+    const reason = await new Promise<string | undefined>((resolve) => {
+      let socket: TLSSocket;
+      try {
+        socket = tlsConnect({
+          host,
+          port,
+          ca: tls.ca,
+          ...(tls.cert ? { cert: tls.cert } : {}),
+          ...(tls.key ? { key: tls.key } : {}),
+          // An IP address is not a valid SNI name (Node warns); the certificate check still applies.
+          ...(isIP(host) ? {} : { servername: host }),
+          ALPNProtocols: ['http/1.1'],
+        });
+      } catch (err) {
+        // Unusable PEM content fails before any connection.
+        resolve(describeTlsError(endpoint, err as NodeJS.ErrnoException));
+        return;
+      }
+      const done = (r: string | undefined): void => {
+        socket.destroy();
+        resolve(r);
+      };
+      socket.setTimeout(timeoutMs, () => done(undefined));
+      socket.once('secureConnect', () => {
+        socket.write(`GET /version HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      });
+      socket.once('data', () => done(undefined));
+      socket.once('error', (err: NodeJS.ErrnoException) => done(describeTlsError(endpoint, err)));
+    });
+    if (reason) return reason;
+  }
+  return undefined;
+}
+
+function describeTlsError(endpoint: string, err: NodeJS.ErrnoException): string | undefined {
+  const code = err.code ?? '';
+  const text = `${code ? `${code}: ` : ''}${err.message}`;
+  if (['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOTFOUND'].includes(code)) return undefined;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+    return `etcd at ${endpoint}: its certificate does not name this host (${text})`;
+  if (/wrong version number|packet length too long|http request/i.test(err.message))
+    return `etcd at ${endpoint} does not speak TLS (${text}): use an http:// endpoint or unset ETCD_CA_CERT`;
+  if (
+    /alert (bad certificate|certificate required|unknown ca|certificate unknown|handshake failure)/i.test(err.message)
+  )
+    return `etcd at ${endpoint} rejected the client certificate; check ETCD_CLIENT_CERT and ETCD_CLIENT_KEY (${text})`;
+  if (/CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code))
+    return `the certificate of etcd at ${endpoint} is not trusted by ETCD_CA_CERT (${text})`;
+  if (/PEM|key values mismatch|NO_START_LINE|bad decrypt/i.test(err.message))
+    return `cannot use the TLS files for etcd (${text}); check ETCD_CA_CERT, ETCD_CLIENT_CERT and ETCD_CLIENT_KEY`;
+  return `TLS with etcd at ${endpoint} failed: ${text}`;
 }

@@ -448,7 +448,7 @@ export class MemoryKv implements Kv {
   }
 
   /** {@inheritDoc Kv.revision} */
-  revision(): Promise<number> {
+  revision(_probeKey?: string): Promise<number> {
     try {
       return Promise.resolve(this.#enter().revision);
     } catch (err) {

@@ -157,8 +157,12 @@ export interface Kv {
   grant(ttlSecs: number, options?: GrantOptions): Promise<Lease>;
   /** Watches every key under `prefix`; `listener` gets each response's events in order. */
   watch(prefix: string, listener: (events: readonly WatchEvent[]) => void, options?: WatchOptions): Promise<Watch>;
-  /** The current store revision. */
-  revision(): Promise<number>;
+  /**
+   * The current store revision, read through a count-only get of `probeKey`. Pass a key inside
+   * the prefix a least-privilege etcd role is granted (e.g. `Keys.prefix + '/'`): the default
+   * key, `"\0"`, lies outside every prefix and needs read access to the whole keyspace.
+   */
+  revision(probeKey?: string): Promise<number>;
   /** Releases the client; outstanding leases stop being kept alive. */
   close(): Promise<void>;
 }

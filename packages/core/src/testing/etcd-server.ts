@@ -36,15 +36,17 @@ export interface EtcdServer {
 
 /** TLS on the client URL (`https://`), as the etcd flags of the same names. */
 export interface EtcdTlsOptions {
-  /** PEM files of the server's certificate and key. */
+  /** PEM file of the server's certificate. */
   readonly certFile: string;
+  /** PEM file of the server's private key. */
   readonly keyFile: string;
   /** PEM file of the CA that signs client certificates. */
   readonly trustedCaFile: string;
   /** Require a client certificate signed by `trustedCaFile` (default true). */
   readonly clientCertAuth?: boolean;
-  /** Client certificate and key the readiness probe presents (required with client cert auth). */
+  /** Client certificate the readiness probe presents (required with client cert auth). */
   readonly probeCertFile?: string;
+  /** Private key of `probeCertFile`. */
   readonly probeKeyFile?: string;
 }
 

@@ -111,7 +111,7 @@ export function interceptKv(
     deletePrefix: (prefix) => kv.deletePrefix(prefix),
     grant: (ttl, o) => kv.grant(ttl, o),
     watch: (prefix, listener, o) => kv.watch(prefix, listener, o),
-    revision: () => kv.revision(),
+    revision: (probeKey) => kv.revision(probeKey),
     close: () => kv.close(),
     txn: (compares, success, failure) => txn((c, s, f) => kv.txn(c, s, f), compares, success, failure),
   };
