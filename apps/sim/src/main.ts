@@ -10,7 +10,8 @@ import { runDemo } from './demo.js';
 
 const USAGE = `Usage:
   maintd-sim workers [--workers 3] [--stores 40] [--broken 3] [--seed 1] [--host 127.0.0.1] [--port 0]
-                     [--latency-ms 0] [--broken-latency-ms 1500] [--flaky-worker N --flaky-rate 0.3] [--hang-worker N]
+                     [--latency-ms 0] [--merge-latency-ms 200] [--merge-ms-per-generation 2]
+                     [--broken-latency-ms 1500] [--flaky-worker N --flaky-rate 0.3] [--hang-worker N]
       Real HTTP workers on loopback speaking the worker protocol over simulated stores. Prints
       WORKER_ENDPOINTS=... once they listen; --port P gives worker i the port P+i.
   maintd-sim demo [--port 8090] [--workers 3] [--stores 40] [--broken 3] [--seed 1]
@@ -55,6 +56,8 @@ async function workers(args: string[]): Promise<void> {
       port: { type: 'string' },
       'latency-ms': { type: 'string' },
       'broken-latency-ms': { type: 'string' },
+      'merge-latency-ms': { type: 'string' },
+      'merge-ms-per-generation': { type: 'string' },
       'flaky-worker': { type: 'string' },
       'flaky-rate': { type: 'string' },
       'hang-worker': { type: 'string' },
@@ -69,6 +72,10 @@ async function workers(args: string[]): Promise<void> {
       broken: int(values.broken, 'broken', 3),
       seed,
       brokenLatencyMs: int(values['broken-latency-ms'], 'broken-latency-ms', 1500),
+      mergeLatency: {
+        baseMs: int(values['merge-latency-ms'], 'merge-latency-ms', 200),
+        perGenerationMs: int(values['merge-ms-per-generation'], 'merge-ms-per-generation', 2),
+      },
     },
     systemClock,
   );

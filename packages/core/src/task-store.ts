@@ -651,8 +651,15 @@ export class TaskStore {
     for await (const kv of this.#scan(k.claimsPrefix)) {
       const id = kv.key.slice(k.claimsPrefix.length);
       // A claim under our own live session that no caller holds: its transaction committed but
-      // the reply was lost (etcd timeout). Nobody would ever finish it, so release it here.
-      if (lease && kv.lease === lease.id && kv.value === this.masterId && !this.#held.has(id)) {
+      // the reply was lost (etcd timeout). Nobody would ever finish it, so release it here. A
+      // claim still being attempted may have committed with its reply on the way: not stray.
+      if (
+        lease &&
+        kv.lease === lease.id &&
+        kv.value === this.masterId &&
+        !this.#held.has(id) &&
+        !this.#attempting.has(id)
+      ) {
         if (await this.#releaseStrayClaim(id, kv.createRevision)) continue;
       }
       claimed.add(id);

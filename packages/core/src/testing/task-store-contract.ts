@@ -305,6 +305,28 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         await a.finish(again, { ok: true, detail: 'ok' });
       });
 
+      it('leaves alone its own claim whose transaction has committed while the reply is still on its way', async () => {
+        const kv = await h.connect();
+        let recoverDuringReply: (() => Promise<unknown>) | undefined;
+        const slow = interceptKv(kv, async (forward, compares, success, failure) => {
+          const res = await forward(compares, success, failure);
+          // The claim is in etcd; its caller has not heard back yet when the periodic recovery runs.
+          const recover = recoverDuringReply;
+          recoverDuringReply = undefined;
+          if (recover) await recover();
+          return res;
+        });
+        const a = await open({ kv: slow });
+        const { task } = await a.enqueue('compact', 'store-1');
+        let recovered: unknown;
+        recoverDuringReply = async () => (recovered = await a.recoverOrphaned());
+        const claim = await claimOrFail(a, ['compact']);
+        expect(recovered).toEqual({ requeued: [], failed: [] });
+        expect(await a.getTask(task.id)).toMatchObject({ state: 'running', attempt: 1 });
+        await a.finish(claim, { ok: true, detail: 'ran once' });
+        expect(await a.getTask(task.id)).toMatchObject({ state: 'done', attempt: 1 });
+      });
+
       it('renews a lost session and claims again under the new lease', async () => {
         const a = await open();
         const old = a.session.lease!;
