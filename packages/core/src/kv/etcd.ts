@@ -2,7 +2,14 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
-import { ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError, retry } from 'cockatiel';
+import {
+  ConsecutiveBreaker,
+  ExponentialBackoff,
+  circuitBreaker,
+  handleWhen,
+  isBrokenCircuitError,
+  retry,
+} from 'cockatiel';
 import {
   Etcd3,
   EtcdAuthenticationFailedError,
@@ -104,6 +111,14 @@ export class EtcdKv implements Kv {
           handleWhen((e) => e instanceof GRPCUnavailableError),
           { maxAttempts: 1 },
         ),
+        // etcd3's default lets a broken watch stream wait up to 30 s between reconnects, and it
+        // reports no error meanwhile: after a partition heals, every watch (the scheduler's queue
+        // wake-ups, the API's events) would lag that long. Reconnect within 2 s instead.
+        // (etcd3 types this as a backoff instance but calls `.next()` on it, as on its own default,
+        // a factory: the cast matches what it does.)
+        watchBackoff: new ExponentialBackoff({ initialDelay: 100, maxDelay: 2000 }) as unknown as NonNullable<
+          IOptions['faultHandling']
+        >['watchBackoff'],
       },
     };
     this.#client = new Etcd3(config);
