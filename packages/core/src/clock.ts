@@ -126,3 +126,18 @@ async function settle(): Promise<void> {
 export function wallClockDeadline(ms: number): Date {
   return new Date(Date.now() + ms);
 }
+
+/**
+ * Settles like `work`, or rejects with `onTimeout()` once `ms` of real time have passed: a bound
+ * on a whole transport call (all its retries and failovers), defined against real time whatever
+ * {@link Clock} the logic runs on. The losing `work` runs on; its rejection is absorbed.
+ */
+export function withWallClockBound<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+    timer.unref?.();
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, bound]).finally(() => clearTimeout(timer));
+}

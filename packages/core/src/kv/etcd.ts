@@ -27,7 +27,7 @@ import {
   type Watcher,
   isRecoverableError,
 } from 'etcd3';
-import { wallClockDeadline } from '../clock.js';
+import { wallClockDeadline, withWallClockBound } from '../clock.js';
 import { LeaseNotFoundError, MaintdError, StoreUnavailableError, WatchCompactedError } from '../errors.js';
 import type {
   Compare,
@@ -65,6 +65,7 @@ export interface EtcdKvOptions {
  * {@link StoreUnavailableError}, so callers handle "etcd is not answering" in one place.
  */
 export class EtcdKv implements Kv {
+  readonly #callTimeoutMs: number;
   readonly #client: Etcd3;
   readonly #leases = new Set<{ release(): void }>();
   readonly #watchers = new Set<Watcher>();
@@ -72,6 +73,7 @@ export class EtcdKv implements Kv {
   constructor(options: EtcdKvOptions) {
     if (options.endpoints.length === 0) throw new MaintdError('EtcdKv needs at least one endpoint');
     const callTimeoutMs = options.callTimeoutMs ?? 5000;
+    this.#callTimeoutMs = callTimeoutMs;
     const halfOpenAfter = options.halfOpenAfterMs ?? 500;
     const tls = options.tls;
     const config: IOptions = {
@@ -298,12 +300,22 @@ export class EtcdKv implements Kv {
 
   async #call<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      return await fn();
+      // The gRPC deadline bounds one attempt; a waiting half-open breaker per endpoint and the
+      // retry of a channel reset could stack several. The caller gets one answer within the
+      // deadline (plus a moment for the attempt's own deadline to win when it is the cause).
+      return await withWallClockBound(
+        fn(),
+        this.#callTimeoutMs + CALL_BOUND_SLACK_MS,
+        () => new StoreUnavailableError(`etcd unavailable: no answer within ${this.#callTimeoutMs} ms`),
+      );
     } catch (err) {
       throw mapError(err);
     }
   }
 }
+
+/** How long past its deadline a call may take before the overall bound answers instead. */
+const CALL_BOUND_SLACK_MS = 250;
 
 /** Maps the etcd3 client's many failure shapes onto maintd's error hierarchy. */
 function mapError(err: unknown): Error {

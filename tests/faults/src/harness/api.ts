@@ -44,7 +44,9 @@ export class Api {
     let cursor: string | undefined;
     for (;;) {
       const q = new URLSearchParams({ ...query, limit: '200', ...(cursor ? { cursor } : {}) });
-      const { status, body } = await this.#json<{ tasks: TaskRecord[]; next_cursor: string | null }>(`/tasks?${q.toString()}`);
+      const { status, body } = await this.#json<{ tasks: TaskRecord[]; next_cursor: string | null }>(
+        `/tasks?${q.toString()}`,
+      );
       if (status !== 200) throw new Error(`list tasks: HTTP ${status} ${JSON.stringify(body)}`);
       out.push(...body.tasks);
       if (!body.next_cursor) return out;
