@@ -491,8 +491,8 @@ export async function diagnoseEtcdTls(options: EtcdKvOptions, timeoutMs = 3000):
     }
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const port = Number(url.port || 2379);
-    const reason = await new Promise<string | undefined>((resolve) => {
-      let socket: TLSSocket;
+    let socket: TLSSocket | undefined;
+    const probe = new Promise<string | undefined>((resolve) => {
       try {
         socket = tlsConnect({
           host,
@@ -509,17 +509,16 @@ export async function diagnoseEtcdTls(options: EtcdKvOptions, timeoutMs = 3000):
         resolve(describeTlsError(endpoint, err as NodeJS.ErrnoException));
         return;
       }
-      const done = (r: string | undefined): void => {
-        socket.destroy();
-        resolve(r);
-      };
-      socket.setTimeout(timeoutMs, () => done(undefined));
-      socket.once('secureConnect', () => {
-        socket.write(`GET /version HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      const s = socket;
+      s.once('secureConnect', () => {
+        s.write(`GET /version HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
       });
-      socket.once('data', () => done(undefined));
-      socket.once('error', (err: NodeJS.ErrnoException) => done(describeTlsError(endpoint, err)));
+      s.once('data', () => resolve(undefined));
+      s.once('error', (err: NodeJS.ErrnoException) => resolve(describeTlsError(endpoint, err)));
     });
+    // An endpoint that never answers says nothing about TLS.
+    const reason = await withWallClockBound(probe, timeoutMs, () => new Error('no answer')).catch(() => undefined);
+    socket?.destroy();
     if (reason) return reason;
   }
   return undefined;
