@@ -7,111 +7,23 @@
  * Flags, `--help`, `--print-config` and error messages are derived from it. The etcd settings
  * have the master's names, so one environment file can serve both.
  */
-import { parseArgs } from 'node:util';
+import {
+  type SettingDescriptor as Descriptor,
+  type ValueType,
+  fail,
+  oneOf,
+  optional,
+  setting,
+  settingsLoader,
+  text,
+  timerSecs,
+  wholeNumber,
+  word,
+} from '@maintd/settings';
 import { z } from 'zod';
-import { type ExporterConfig, LOG_LEVELS, type LogLevel } from './config.js';
+import { type ExporterConfig, LOG_LEVELS } from './config.js';
 
-/** Longest duration a Node timer can wait; above it `setTimeout` fires after 1 ms instead. */
-const MAX_TIMER_SECS = Math.floor((2 ** 31 - 1) / 1000);
-
-/** What the schema registers about each setting, beyond its parser. */
-interface SettingMeta {
-  readonly description: string;
-  /** Raw value the schema substitutes when the setting is unset; undefined = stays unset. */
-  readonly default: string | undefined;
-  readonly secret: boolean;
-  /** Placeholder for the value in `--help`, e.g. `secs`. */
-  readonly placeholder: string;
-  /** Short flags accepted besides the derived one (the issue's `--prefix`, `--port`). */
-  readonly aliases: readonly string[];
-}
-
-const registry = z.registry<SettingMeta>();
-
-/** A string parser plus the placeholder `--help` shows for its values. */
-interface ValueType<T> {
-  readonly schema: z.ZodType<T, string>;
-  readonly placeholder: string;
-}
-
-interface SettingOptions {
-  readonly description: string;
-  readonly secret?: boolean;
-  readonly aliases?: readonly string[];
-}
-
-/** A setting that always has a value: unset means `default`, parsed like any other input. */
-function setting<T>(type: ValueType<T>, defaultValue: string, o: SettingOptions) {
-  // prefault (not default) runs the default through the parser, so defaults obey the same rules.
-  return type.schema.prefault(defaultValue).register(registry, meta(type, defaultValue, o));
-}
-
-/** A setting whose absence is meaningful (no auth, no TLS). */
-function optional<T>(type: ValueType<T>, o: SettingOptions) {
-  return type.schema.optional().register(registry, meta(type, undefined, o));
-}
-
-function meta(type: ValueType<unknown>, defaultValue: string | undefined, o: SettingOptions): SettingMeta {
-  return {
-    description: o.description,
-    default: defaultValue,
-    secret: o.secret ?? false,
-    placeholder: type.placeholder,
-    aliases: o.aliases ?? [],
-  };
-}
-
-/** Issue params: `got` overrides the value echoed in the error; null echoes nothing. */
-interface IssueParams {
-  readonly got?: string | null;
-}
-
-function fail(ctx: z.RefinementCtx, message: string, params?: IssueParams): typeof z.NEVER {
-  ctx.addIssue({ code: 'custom', message, ...(params ? { params } : {}) });
-  return z.NEVER;
-}
-
-// ---- value types -------------------------------------------------------------------------------
-
-/** Whole numbers only: `1.5`, `1e3`, `-1` and `0x10` are rejected rather than coerced. */
-function wholeNumber(min: number, max: number, placeholder: string): ValueType<number> {
-  return {
-    placeholder,
-    schema: z.string().transform((raw, ctx) => {
-      const s = raw.trim();
-      const n = /^[0-9]+$/.test(s) ? Number(s) : Number.NaN;
-      return n >= min && n <= max ? n : fail(ctx, `expected a whole number from ${min} to ${max}`);
-    }),
-  };
-}
-
-/** A string used verbatim (file paths, passwords, user names). */
-function text(placeholder: string): ValueType<string> {
-  return { placeholder, schema: z.string() };
-}
-
-/** A single token-like word: whitespace or control characters would corrupt a key prefix or address. */
-function word(placeholder: string, what: string): ValueType<string> {
-  return {
-    placeholder,
-    schema: z.string().transform((s, ctx) => {
-      // eslint-disable-next-line no-control-regex -- control characters are exactly what is rejected
-      if (/[\s\u0000-\u001f\u007f]/.test(s))
-        return fail(ctx, `expected ${what} without whitespace or control characters`);
-      return s;
-    }),
-  };
-}
-
-const logLevel: ValueType<LogLevel> = {
-  placeholder: 'level',
-  schema: z.string().transform((raw, ctx) => {
-    const s = raw.trim().toLowerCase();
-    return (LOG_LEVELS as readonly string[]).includes(s)
-      ? (s as LogLevel)
-      : fail(ctx, `expected one of ${LOG_LEVELS.join(', ')}`);
-  }),
-};
+const logLevel = oneOf(LOG_LEVELS, 'level');
 
 /** Comma-separated http(s)://host:port URLs, at least one; blanks between commas are ignored. */
 const etcdEndpoints: ValueType<readonly string[]> = {
@@ -181,7 +93,7 @@ const shape = {
     description: 'Port the metrics endpoint listens on.',
     aliases: ['--port'],
   }),
-  EXPORTER_CHECK_INTERVAL_SECS: setting(wholeNumber(1, MAX_TIMER_SECS, 'secs'), '5', {
+  EXPORTER_CHECK_INTERVAL_SECS: setting(timerSecs(1), '5', {
     description:
       'How often etcd is checked while the watch is quiet; maintd_exporter_up drops to 0 within about this long of an outage.',
   }),
@@ -229,54 +141,24 @@ export const SettingsSchema = z.object(shape).superRefine(
 export type Settings = z.output<typeof SettingsSchema>;
 
 /** One setting, as `--help`, `--print-config` and tests see it. */
-export interface SettingDescriptor {
-  /** Environment variable, e.g. `EXPORTER_PORT`. */
-  readonly env: EnvName;
-  /** Flag, e.g. `--exporter-port`. */
-  readonly flag: string;
-  /** Other accepted flags, e.g. `--port`. */
-  readonly aliases: readonly string[];
-  /** Raw value used when unset; undefined = stays unset. */
-  readonly default: string | undefined;
-  /** The default as `--help` shows it; never empty. */
-  readonly defaultText: string;
-  /** Whether the value is redacted from `--print-config` and error messages. */
-  readonly secret: boolean;
-  /** Placeholder for the value in `--help`. */
-  readonly placeholder: string;
-  /** One line for `--help`. */
-  readonly description: string;
-}
+export type SettingDescriptor = Descriptor<EnvName>;
 
-/** `EXPORTER_PORT` → `--exporter-port`. */
-function flagOf(env: string): string {
-  return `--${env.toLowerCase().replaceAll('_', '-')}`;
-}
+const loader = settingsLoader({
+  program: 'maintd-exporter',
+  about: [
+    'Usage: maintd-exporter --etcd-endpoints <url,...> [--prefix /maintd] [--port 9464] [flags]',
+    '',
+    'Cluster-wide Prometheus metrics of a maintd fleet: one etcd range read, then a watch, with',
+    'the aggregates kept in memory so a scrape never waits on etcd. Every setting is a flag and an',
+    'environment variable; a flag overrides the variable, and an empty value counts as unset.',
+  ],
+  shape,
+  schema: SettingsSchema,
+  emptyDefaultText: 'none',
+});
 
 /** Every setting, in schema order. */
-export const settings: readonly SettingDescriptor[] = Object.freeze(
-  (Object.keys(shape) as EnvName[]).map((env): SettingDescriptor => {
-    const m = registry.get(shape[env]);
-    if (!m) throw new Error(`setting ${env} is not registered`);
-    return Object.freeze({
-      env,
-      flag: flagOf(env),
-      aliases: m.aliases,
-      default: m.default,
-      defaultText: m.default === undefined ? 'unset' : m.default === '' ? 'none' : m.default,
-      secret: m.secret,
-      placeholder: m.placeholder,
-      description: m.description,
-    });
-  }),
-);
-
-const byEnv = new Map<string, SettingDescriptor>(settings.map((s) => [s.env, s]));
-const byFlagName = new Map<string, SettingDescriptor>(
-  settings.flatMap((s) => [s.flag, ...s.aliases].map((f) => [f.slice(2), s] as const)),
-);
-
-// ---- loading -----------------------------------------------------------------------------------
+export const settings: readonly SettingDescriptor[] = loader.settings;
 
 /** Everything {@link loadConfig} reads; passed in so parsing stays pure. */
 export interface LoadConfigInput {
@@ -302,121 +184,10 @@ export function readProcessEnv(): Readonly<Record<string, string | undefined>> {
  * empty value (env or `--flag=`) counts as unset. `--help`/`-h` wins over everything else.
  */
 export function loadConfig(input: LoadConfigInput): LoadResult {
-  const args = readArgs(input.argv);
-  if (args.help) return { action: 'help', text: helpText() };
-
-  const raw: Partial<Record<EnvName, string>> = {};
-  for (const s of settings) {
-    const v = args.values.has(s.env) ? args.values.get(s.env) : input.env[s.env];
-    if (v !== undefined && v !== '') raw[s.env] = v;
-  }
-
-  const errors = [...args.errors];
-  const parsed = SettingsSchema.safeParse(raw);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) errors.push(describeIssue(issue, raw));
-  }
-  if (!parsed.success || errors.length > 0) return { action: 'error', message: errors.join('\n') };
-  if (args.printConfig) return { action: 'print-config', text: printConfig(parsed.data) };
-  return { action: 'run', config: toConfig(parsed.data) };
-}
-
-interface Args {
-  readonly help: boolean;
-  readonly printConfig: boolean;
-  /** Flag values by env name; '' = given empty (resets to the default). */
-  readonly values: ReadonlyMap<string, string>;
-  readonly errors: readonly string[];
-}
-
-function readArgs(argv: readonly string[]): Args {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
-    help: { type: 'boolean', short: 'h' },
-    'print-config': { type: 'boolean' },
-  };
-  for (const name of byFlagName.keys()) options[name] = { type: 'string' };
-  // Non-strict with tokens: strict mode's messages do not name our settings. Every token is
-  // checked below instead.
-  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
-
-  let help = false;
-  let printConfig = false;
-  const values = new Map<string, string>();
-  const errors: string[] = [];
-  for (const t of tokens) {
-    if (t.kind === 'positional') {
-      // Not echoed: after a misspelled flag it is that flag's value, perhaps a secret.
-      errors.push(`unexpected argument #${t.index + 1} (maintd-exporter takes flags only; see --help)`);
-      continue;
-    }
-    if (t.kind === 'option-terminator') continue;
-    if (t.name === 'help' || t.name === 'print-config') {
-      if (t.value !== undefined) errors.push(`${t.rawName} takes no value`);
-      else if (t.name === 'help') help = true;
-      else printConfig = true;
-      continue;
-    }
-    const s = byFlagName.get(t.name);
-    if (!s || !t.rawName.startsWith('--')) {
-      errors.push(`unknown flag ${t.rawName} (see --help)`);
-      continue;
-    }
-    if (t.value === undefined || (!t.inlineValue && t.value.startsWith('-'))) {
-      // `--a --b` would otherwise take "--b" as the value of --a.
-      errors.push(`${t.rawName} (${s.env}) needs a value; write ${t.rawName}=VALUE for a value starting with "-"`);
-    } else {
-      values.set(s.env, t.value);
-    }
-  }
-  return { help, printConfig, values, errors };
-}
-
-function describeIssue(issue: z.core.$ZodIssue, raw: Partial<Record<EnvName, string>>): string {
-  const key = issue.path[0];
-  const s = typeof key === 'string' ? byEnv.get(key) : undefined;
-  if (!s) return `invalid configuration: ${issue.message}`;
-  const params = (issue.code === 'custom' ? issue.params : undefined) as IssueParams | undefined;
-  const value = raw[s.env];
-  // A secret's value is never echoed, not even when it is the part that is wrong.
-  const got = s.secret || params?.got === null ? undefined : (params?.got ?? value);
-  const suffix = got === undefined ? '' : `, got ${JSON.stringify(got)}`;
-  return `invalid ${s.env} (${s.flag}): ${issue.message}${suffix}`;
-}
-
-function formatValue(s: SettingDescriptor, value: Settings[EnvName]): string {
-  if (value === undefined) return '';
-  if (s.secret) return '<redacted>';
-  const text = typeof value === 'object' ? value.join(',') : String(value);
-  // Quote what would not survive as one KEY=value line in an env file.
-  return /[\s"'\\#]/.test(text) ? JSON.stringify(text) : text;
-}
-
-function printConfig(parsed: Settings): string {
-  return settings.map((s) => `${s.env}=${formatValue(s, parsed[s.env])}`).join('\n') + '\n';
-}
-
-function helpText(): string {
-  const lines = [
-    'Usage: maintd-exporter --etcd-endpoints <url,...> [--prefix /maintd] [--port 9464] [flags]',
-    '',
-    'Cluster-wide Prometheus metrics of a maintd fleet: one etcd range read, then a watch, with',
-    'the aggregates kept in memory so a scrape never waits on etcd. Every setting is a flag and an',
-    'environment variable; a flag overrides the variable, and an empty value counts as unset.',
-    '',
-    'Flags:',
-    '  -h, --help',
-    '      Show this help and exit.',
-    '  --print-config',
-    '      Print the effective configuration as KEY=value lines (secrets redacted) and exit.',
-    '',
-    'Settings:',
-  ];
-  for (const s of settings) {
-    const flags = [s.flag, ...s.aliases].map((f) => `${f}=<${s.placeholder}>`).join(', ');
-    const tags = [`env ${s.env}`, `default: ${s.defaultText}`, ...(s.secret ? ['secret'] : [])];
-    lines.push(`  ${flags}  (${tags.join('; ')})`, `      ${s.description}`);
-  }
-  return lines.join('\n') + '\n';
+  const loaded = loader.load(input.argv, input.env);
+  if (loaded.action !== 'parsed') return loaded;
+  if (loaded.printConfig) return { action: 'print-config', text: loader.printConfig(loaded.settings) };
+  return { action: 'run', config: toConfig(loaded.settings) };
 }
 
 function toConfig(s: Settings): ExporterConfig {

@@ -7,162 +7,28 @@
  * with its description and secrecy. Flags, `--help`, `--print-config` and error messages are all
  * derived from it, so a setting cannot exist in one place and be missing from another.
  */
-import { parseArgs } from 'node:util';
 import { type CooldownPolicy, MIN_SESSION_TTL_SECS, TASK_KINDS, type TaskKind } from '@maintd/core';
+import {
+  type SettingDescriptor as Descriptor,
+  type ValueType,
+  bool,
+  decimal,
+  fail,
+  oneOf,
+  optional,
+  setting,
+  settingsLoader,
+  text,
+  timerSecs,
+  wholeNumber,
+  word,
+} from '@maintd/settings';
 import { z } from 'zod';
-import { type Config, LOG_LEVELS, type LogLevel } from './config.js';
+import { type Config, LOG_LEVELS } from './config.js';
 
-/** Longest duration a Node timer can wait; above it `setTimeout` fires after 1 ms instead. */
-const MAX_TIMER_SECS = Math.floor((2 ** 31 - 1) / 1000);
+// ---- value types of the master's own --------------------------------------------------------
 
-/** What the schema registers about each setting, beyond its parser. */
-interface SettingMeta {
-  readonly description: string;
-  /** Raw value the schema substitutes when the setting is unset; undefined = stays unset. */
-  readonly default: string | undefined;
-  /** How `--help` shows a default the schema cannot know (computed at startup). */
-  readonly defaultText?: string;
-  readonly secret: boolean;
-  readonly boolean: boolean;
-  /** Placeholder for the value in `--help`, e.g. `secs`. */
-  readonly placeholder: string;
-}
-
-const registry = z.registry<SettingMeta>();
-
-/** A string parser plus the placeholder `--help` shows for its values. */
-interface ValueType<T> {
-  readonly schema: z.ZodType<T, string>;
-  readonly placeholder: string;
-  readonly boolean?: boolean;
-}
-
-interface SettingOptions {
-  readonly description: string;
-  readonly secret?: boolean;
-  readonly placeholder?: string;
-}
-
-/** A setting that always has a value: unset means `default`, parsed like any other input. */
-function setting<T>(type: ValueType<T>, defaultValue: string, o: SettingOptions) {
-  // prefault (not default) runs the default through the parser, so defaults obey the same rules.
-  return type.schema.prefault(defaultValue).register(registry, meta(type, defaultValue, o));
-}
-
-/** A setting whose absence is meaningful (no token, no TLS, …). */
-function optional<T>(type: ValueType<T>, o: SettingOptions & { readonly defaultText?: string }) {
-  return type.schema.optional().register(registry, meta(type, undefined, o));
-}
-
-function meta(
-  type: ValueType<unknown>,
-  defaultValue: string | undefined,
-  o: SettingOptions & { readonly defaultText?: string },
-): SettingMeta {
-  return {
-    description: o.description,
-    default: defaultValue,
-    ...(o.defaultText === undefined ? {} : { defaultText: o.defaultText }),
-    secret: o.secret ?? false,
-    boolean: type.boolean ?? false,
-    placeholder: o.placeholder ?? type.placeholder,
-  };
-}
-
-/** Issue params: `got` overrides the value echoed in the error; null echoes nothing. */
-interface IssueParams {
-  readonly got?: string | null;
-}
-
-function fail(ctx: z.RefinementCtx, message: string, params?: IssueParams): typeof z.NEVER {
-  ctx.addIssue({ code: 'custom', message, ...(params ? { params } : {}) });
-  return z.NEVER;
-}
-
-// ---- value types -------------------------------------------------------------------------------
-
-/** Whole numbers only: `1.5`, `1e3`, `-1` and `0x10` are rejected rather than coerced. */
-function wholeNumber(min: number, max: number = Number.MAX_SAFE_INTEGER, placeholder = 'n'): ValueType<number> {
-  const expected =
-    max === Number.MAX_SAFE_INTEGER
-      ? `expected a whole number of at least ${min}`
-      : `expected a whole number from ${min} to ${max}`;
-  return {
-    placeholder,
-    schema: z.string().transform((raw, ctx) => {
-      const s = raw.trim();
-      const n = /^[0-9]+$/.test(s) ? Number(s) : Number.NaN;
-      return n >= min && n <= max ? n : fail(ctx, expected);
-    }),
-  };
-}
-
-/** Seconds that end up in a Node timer, so capped where timers stop working. */
-function timerSecs(min: number): ValueType<number> {
-  return wholeNumber(min, MAX_TIMER_SECS, 'secs');
-}
-
-/** A plain decimal in [min, max] or [min, max); no exponents, no signs. */
-function decimal(min: number, max: number, maxExclusive: boolean, placeholder: string): ValueType<number> {
-  const expected = maxExclusive
-    ? `expected a number from ${min} up to but not including ${max}`
-    : `expected a number from ${min} to ${max}`;
-  return {
-    placeholder,
-    schema: z.string().transform((raw, ctx) => {
-      const s = raw.trim();
-      const n = /^([0-9]+(\.[0-9]*)?|\.[0-9]+)$/.test(s) ? Number(s) : Number.NaN;
-      return n >= min && (maxExclusive ? n < max : n <= max) ? n : fail(ctx, expected);
-    }),
-  };
-}
-
-const TRUE = new Set(['true', '1', 'yes', 'on']);
-const FALSE = new Set(['false', '0', 'no', 'off']);
-
-const bool: ValueType<boolean> = {
-  placeholder: 'bool',
-  boolean: true,
-  schema: z.string().transform((raw, ctx) => {
-    const s = raw.trim().toLowerCase();
-    if (TRUE.has(s)) return true;
-    if (FALSE.has(s)) return false;
-    return fail(ctx, 'expected true or false');
-  }),
-};
-
-/** A non-empty string used verbatim (file paths, passwords, user names). */
-function text(placeholder: string): ValueType<string> {
-  return { placeholder, schema: z.string() };
-}
-
-/** A single token-like word: no whitespace or control characters, which would corrupt a key or header. */
-function word(
-  placeholder: string,
-  what: string,
-  extra?: { readonly forbid: RegExp; readonly why: string },
-): ValueType<string> {
-  return {
-    placeholder,
-    schema: z.string().transform((s, ctx) => {
-      // eslint-disable-next-line no-control-regex -- control characters are exactly what is rejected
-      if (/[\s\u0000-\u001f\u007f]/.test(s))
-        return fail(ctx, `expected ${what} without whitespace or control characters`);
-      if (extra && extra.forbid.test(s)) return fail(ctx, `expected ${what} ${extra.why}`);
-      return s;
-    }),
-  };
-}
-
-const logLevel: ValueType<LogLevel> = {
-  placeholder: 'level',
-  schema: z.string().transform((raw, ctx) => {
-    const s = raw.trim().toLowerCase();
-    return (LOG_LEVELS as readonly string[]).includes(s)
-      ? (s as LogLevel)
-      : fail(ctx, `expected one of ${LOG_LEVELS.join(', ')}`);
-  }),
-};
+const logLevel = oneOf(LOG_LEVELS, 'level');
 
 const taskKinds: ValueType<readonly TaskKind[]> = {
   placeholder: 'kinds',
@@ -402,50 +268,24 @@ export const SettingsSchema = z.object(shape).superRefine(
 export type Settings = z.output<typeof SettingsSchema>;
 
 /** One setting, as `--help`, `--print-config`, tests and docs see it. */
-export interface SettingDescriptor {
-  /** Environment variable, e.g. `MASTER_PORT`. */
-  readonly env: EnvName;
-  /** Flag, e.g. `--master-port`. */
-  readonly flag: string;
-  /** Raw value used when unset (`''` = empty list); undefined = stays unset or is computed. */
-  readonly default: string | undefined;
-  /** The default as `--help` shows it; never empty. */
-  readonly defaultText: string;
-  /** Whether the value is redacted from `--print-config` and error messages. */
-  readonly secret: boolean;
-  /** Whether `--flag` alone means true (and `--flag=false` false). */
-  readonly boolean: boolean;
-  /** Placeholder for the value in `--help`. */
-  readonly placeholder: string;
-  /** One line for `--help`. */
-  readonly description: string;
-}
+export type SettingDescriptor = Descriptor<EnvName>;
 
-/** `MASTER_PORT` → `--master-port`. */
-function flagOf(env: string): string {
-  return `--${env.toLowerCase().replaceAll('_', '-')}`;
-}
+const loader = settingsLoader({
+  program: 'maintd',
+  about: [
+    'Usage: maintd [flags]',
+    '',
+    'The maintd master: stats scans, maintenance sweeps, worker fan-out, failure cooldowns and',
+    'the HTTP API. Every setting is a flag and an environment variable; a flag overrides the',
+    'variable, and an empty value counts as unset (the default applies).',
+  ],
+  shape,
+  schema: SettingsSchema,
+  emptyDefaultText: 'empty',
+});
 
 /** Every setting, in schema order. */
-export const settings: readonly SettingDescriptor[] = Object.freeze(
-  (Object.keys(shape) as EnvName[]).map((env): SettingDescriptor => {
-    const m = registry.get(shape[env]);
-    if (!m) throw new Error(`setting ${env} is not registered`);
-    return Object.freeze({
-      env,
-      flag: flagOf(env),
-      default: m.default,
-      defaultText: m.defaultText ?? (m.default === undefined ? 'unset' : m.default === '' ? 'empty' : m.default),
-      secret: m.secret,
-      boolean: m.boolean,
-      placeholder: m.placeholder,
-      description: m.description,
-    });
-  }),
-);
-
-const byEnv = new Map<string, SettingDescriptor>(settings.map((s) => [s.env, s]));
-const byFlagName = new Map<string, SettingDescriptor>(settings.map((s) => [s.flag.slice(2), s]));
+export const settings: readonly SettingDescriptor[] = loader.settings;
 
 // ---- loading -----------------------------------------------------------------------------------
 
@@ -477,132 +317,19 @@ export function readProcessEnv(): Readonly<Record<string, string | undefined>> {
  * value (env or `--flag=`) counts as unset. `--help`/`-h` wins over everything else.
  */
 export function loadConfig(input: LoadConfigInput): LoadResult {
-  const args = readArgs(input.argv);
-  if (args.help) return { action: 'help', text: helpText() };
-
-  const raw: Partial<Record<EnvName, string>> = {};
-  for (const s of settings) {
-    const v = args.values.has(s.env) ? args.values.get(s.env) : input.env[s.env];
-    if (v !== undefined && v !== '') raw[s.env] = v;
-  }
-
-  const errors = [...args.errors];
-  const parsed = SettingsSchema.safeParse(raw);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) errors.push(describeIssue(issue, raw));
-  }
-  if (!parsed.success || errors.length > 0) return { action: 'error', message: errors.join('\n') };
-
+  const loaded = loader.load(input.argv, input.env);
+  if (loaded.action !== 'parsed') return loaded;
+  const parsed = loaded.settings;
   const resolved: Resolved = {
-    ...parsed.data,
-    MASTER_ID: parsed.data.MASTER_ID ?? `${input.hostname}-${input.pid}-${input.random()}`,
+    ...parsed,
+    MASTER_ID: parsed.MASTER_ID ?? `${input.hostname}-${input.pid}-${input.random()}`,
   };
-  if (args.printConfig) return { action: 'print-config', text: printConfig(resolved) };
+  if (loaded.printConfig) return { action: 'print-config', text: loader.printConfig(resolved) };
   return { action: 'run', config: toConfig(resolved) };
 }
 
 /** Settings with the computed defaults filled in. */
 type Resolved = Omit<Settings, 'MASTER_ID'> & { readonly MASTER_ID: string };
-
-interface Args {
-  readonly help: boolean;
-  readonly printConfig: boolean;
-  /** Flag values by env name; '' = given empty (resets to the default). */
-  readonly values: ReadonlyMap<string, string>;
-  readonly errors: readonly string[];
-}
-
-function readArgs(argv: readonly string[]): Args {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
-    help: { type: 'boolean', short: 'h' },
-    'print-config': { type: 'boolean' },
-  };
-  for (const [name, s] of byFlagName) options[name] = { type: s.boolean ? 'boolean' : 'string' };
-  // Non-strict with tokens: strict mode cannot express `--bool=false`, and its messages do not
-  // name our settings. Every token is checked below instead.
-  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
-
-  let help = false;
-  let printConfig = false;
-  const values = new Map<string, string>();
-  const errors: string[] = [];
-  for (const t of tokens) {
-    if (t.kind === 'positional') {
-      // Not echoed: after a misspelled flag it is that flag's value, perhaps a secret.
-      errors.push(`unexpected argument #${t.index + 1} (maintd takes flags only; see --help)`);
-      continue;
-    }
-    if (t.kind === 'option-terminator') continue;
-    if (t.name === 'help' || t.name === 'print-config') {
-      if (t.value !== undefined) errors.push(`${t.rawName} takes no value`);
-      else if (t.name === 'help') help = true;
-      else printConfig = true;
-      continue;
-    }
-    const s = byFlagName.get(t.name);
-    if (!s || !t.rawName.startsWith('--')) {
-      errors.push(`unknown flag ${t.rawName} (see --help)`);
-      continue;
-    }
-    if (s.boolean) {
-      values.set(s.env, t.value ?? 'true');
-    } else if (t.value === undefined || (!t.inlineValue && t.value.startsWith('-'))) {
-      // `--a --b` would otherwise take "--b" as the value of --a.
-      errors.push(`${s.flag} (${s.env}) needs a value; write ${s.flag}=VALUE for a value starting with "-"`);
-    } else {
-      values.set(s.env, t.value);
-    }
-  }
-  return { help, printConfig, values, errors };
-}
-
-function describeIssue(issue: z.core.$ZodIssue, raw: Partial<Record<EnvName, string>>): string {
-  const key = issue.path[0];
-  const s = typeof key === 'string' ? byEnv.get(key) : undefined;
-  if (!s) return `invalid configuration: ${issue.message}`;
-  const params = (issue.code === 'custom' ? issue.params : undefined) as IssueParams | undefined;
-  const value = raw[s.env];
-  // A secret's value is never echoed, not even when it is the part that is wrong.
-  const got = s.secret || params?.got === null ? undefined : (params?.got ?? value);
-  const suffix = got === undefined ? '' : `, got ${JSON.stringify(got)}`;
-  return `invalid ${s.env} (${s.flag}): ${issue.message}${suffix}`;
-}
-
-function formatValue(s: SettingDescriptor, value: Resolved[EnvName]): string {
-  if (value === undefined) return '';
-  if (s.secret) return '<redacted>';
-  const text = typeof value === 'object' ? value.join(',') : String(value);
-  // Quote what would not survive as one KEY=value line in an env file.
-  return /[\s"'\\#]/.test(text) ? JSON.stringify(text) : text;
-}
-
-function printConfig(resolved: Resolved): string {
-  return settings.map((s) => `${s.env}=${formatValue(s, resolved[s.env])}`).join('\n') + '\n';
-}
-
-function helpText(): string {
-  const lines = [
-    'Usage: maintd [flags]',
-    '',
-    'The maintd master: stats scans, maintenance sweeps, worker fan-out, failure cooldowns and',
-    'the HTTP API. Every setting is a flag and an environment variable; a flag overrides the',
-    'variable, and an empty value counts as unset (the default applies).',
-    '',
-    'Flags:',
-    '  -h, --help',
-    '      Show this help and exit.',
-    '  --print-config',
-    '      Print the effective configuration as KEY=value lines (secrets redacted) and exit.',
-    '',
-    'Settings:',
-  ];
-  for (const s of settings) {
-    const flag = s.boolean ? `${s.flag}[=false]` : `${s.flag}=<${s.placeholder}>`;
-    const tags = [`env ${s.env}`, `default: ${s.defaultText}`, ...(s.secret ? ['secret'] : [])];
-    lines.push(`  ${flag}  (${tags.join('; ')})`, `      ${s.description}`);
-  }
-  return lines.join('\n') + '\n';
-}
 
 function toConfig(s: Resolved): Config {
   const cooldown: CooldownPolicy = {
