@@ -202,4 +202,14 @@ describe('sanitizeError', () => {
     );
     expect(sanitizeError('\u001b]0;pwned\u0007title \u001b[2Jcleared')).toBe('title cleared');
   });
+
+  it('drops bidirectional controls and an unterminated control string', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 500 }), (s) => {
+        expect(sanitizeError(s)).not.toMatch(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+      }),
+    );
+    expect(sanitizeError('store-1\u202e1-erots')).toBe('store-11-erots');
+    expect(sanitizeError('failed \u001b]8;;http://evil.example/ link text')).toBe('failed');
+  });
 });

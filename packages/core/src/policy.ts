@@ -71,16 +71,28 @@ export function counts(policy: CooldownPolicy, kind: TaskKind, errorClass: Error
   return errorClass === 'target' || policy.countInfrastructure;
 }
 
+// Control strings (OSC such as a window title, DCS, SOS, PM, APC) run to a BEL or ST; a terminal
+// swallows an unterminated one to the end, so it is dropped to the end.
+const CONTROL_STRINGS =
+  // eslint-disable-next-line no-control-regex
+  /(?:\u001b[\]PX^_]|[\u0090\u0098\u009d-\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c|$)/g;
 // C0, DEL and C1 controls: whatever survives escape-sequence stripping must not reach a terminal.
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/g;
+// Bidirectional overrides and isolates reorder what follows them on screen ("Trojan Source").
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
- * Removes terminal escape sequences and control characters, folds whitespace, and bounds the
- * length (in code points), so worker text is safe to store, log and draw.
+ * Removes terminal escape sequences, control characters and bidirectional controls, folds
+ * whitespace, and bounds the length (in code points), so worker text is safe to store, log and
+ * draw.
  */
 export function sanitizeError(message: string, max = LAST_ERROR_MAX): string {
-  const clean = stripVTControlCharacters(message).replace(CONTROL_CHARS, ' ').replace(/ {2,}/g, ' ').trim();
+  const clean = stripVTControlCharacters(message.replace(CONTROL_STRINGS, ''))
+    .replace(CONTROL_CHARS, ' ')
+    .replace(BIDI_CONTROLS, '')
+    .replace(/ {2,}/g, ' ')
+    .trim();
   return [...clean].slice(0, max).join('');
 }
 
