@@ -9,14 +9,13 @@
  */
 import {
   type SettingDescriptor as Descriptor,
-  type ValueType,
-  fail,
   oneOf,
   optional,
   setting,
   settingsLoader,
   text,
   timerSecs,
+  urlList,
   wholeNumber,
   word,
 } from '@maintd/settings';
@@ -25,39 +24,11 @@ import { type ExporterConfig, LOG_LEVELS } from './config.js';
 
 const logLevel = oneOf(LOG_LEVELS, 'level');
 
-/** Comma-separated http(s)://host:port URLs, at least one; blanks between commas are ignored. */
-const etcdEndpoints: ValueType<readonly string[]> = {
-  placeholder: 'url,...',
-  schema: z.string().transform((raw, ctx) => {
-    const expected = 'expected comma-separated http(s)://host:port URLs';
-    const out: string[] = [];
-    const seen = new Set<string>();
-    for (const item of raw.split(',').map((s) => s.trim())) {
-      if (item === '') continue;
-      // Only the offending item is echoed, and none that may hold user:password@.
-      const got = item.includes('@') ? null : item;
-      let url: URL;
-      try {
-        url = new URL(item);
-      } catch {
-        return fail(ctx, expected, { got });
-      }
-      if (url.username !== '' || url.password !== '') {
-        return fail(ctx, `${expected} without user:password@ (credentials have their own settings)`, { got: null });
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') return fail(ctx, expected, { got });
-      if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || /[?#]/.test(item)) {
-        return fail(ctx, `${expected} without a path, query or fragment`, { got });
-      }
-      const key = url.href.replace(/\/+$/, '');
-      if (seen.has(key)) return fail(ctx, `${expected}, each listed once; this one is listed twice`, { got });
-      seen.add(key);
-      out.push(item.replace(/\/+$/, ''));
-    }
-    // Unlike the master, there is no embedded store: an exporter without etcd has nothing to export.
-    return out.length > 0 ? out : fail(ctx, 'required: the exporter reads the fleet state from etcd');
-  }),
-};
+// Unlike the master, there is no embedded store: an exporter without etcd has nothing to export.
+const etcdEndpoints = urlList({
+  allowPath: false,
+  required: 'required: the exporter reads the fleet state from etcd',
+});
 
 // ---- the schema --------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ import {
   settingsLoader,
   text,
   timerSecs,
+  urlList,
   wholeNumber,
   word,
 } from '@maintd/settings';
@@ -46,48 +47,6 @@ const taskKinds: ValueType<readonly TaskKind[]> = {
     return TASK_KINDS.filter((k) => items.includes(k));
   }),
 };
-
-/**
- * Comma-separated http(s) base URLs; blanks between commas are ignored, trailing slashes
- * trimmed so callers can append `/api/...`.
- */
-function urlList(o: { readonly allowPath: boolean }): ValueType<readonly string[]> {
-  const expected = o.allowPath
-    ? 'expected comma-separated http(s) URLs'
-    : 'expected comma-separated http(s)://host:port URLs';
-  return {
-    placeholder: 'url,...',
-    schema: z.string().transform((raw, ctx) => {
-      const out: string[] = [];
-      const seen = new Set<string>();
-      for (const item of raw.split(',').map((s) => s.trim())) {
-        if (item === '') continue;
-        // Only the offending item is echoed, and none that may hold user:password@: the rest of
-        // the list may carry credentials.
-        const got = item.includes('@') ? null : item;
-        let url: URL;
-        try {
-          url = new URL(item);
-        } catch {
-          return fail(ctx, expected, { got });
-        }
-        if (url.username !== '' || url.password !== '') {
-          return fail(ctx, `${expected} without user:password@ (credentials have their own settings)`, { got: null });
-        }
-        if (url.protocol !== 'http:' && url.protocol !== 'https:') return fail(ctx, expected, { got });
-        if (url.search !== '' || url.hash !== '' || item.includes('?') || item.includes('#')) {
-          return fail(ctx, `${expected} without a query or fragment`, { got });
-        }
-        if (!o.allowPath && url.pathname !== '/') return fail(ctx, `${expected} without a path`, { got });
-        const key = url.href.replace(/\/+$/, '');
-        if (seen.has(key)) return fail(ctx, `${expected}, each listed once; this one is listed twice`, { got });
-        seen.add(key);
-        out.push(item.replace(/\/+$/, ''));
-      }
-      return out;
-    }),
-  };
-}
 
 // ---- the schema --------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_COOLDOWN_POLICY, EtcdKv, FakeClock, type Kv, TaskStore, seededRandom } from '@maintd/core';
+import { eventually as retryUntil } from '@maintd/core/testing';
 import { pino, type Logger } from 'pino';
 import { createApp } from '../src/app.js';
 import type { Config } from '../src/config.js';
@@ -122,18 +123,9 @@ export async function openMaster(
   };
 }
 
-/** Retries `check` until it passes or `timeoutMs` of real time pass. */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (performance.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
+/** Retries `check` until it passes or `timeoutMs` of real time pass (default 10 s, every 20 ms). */
+export const eventually = <T>(check: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> =>
+  retryUntil(check, timeoutMs, 20);
 
 /** JSON body helper. */
 export function jsonBody(body: unknown, headers: Record<string, string> = {}): RequestInit {

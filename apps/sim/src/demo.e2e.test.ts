@@ -2,22 +2,12 @@ import { execFileSync, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { StoreStats, TaskCooldown, TaskRecord } from '@maintd/core';
-import { freePort } from '@maintd/core/testing';
+import { eventually as retryUntil, freePort } from '@maintd/core/testing';
 import { describe, expect, it } from 'vitest';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '../bin/maintd-sim.js');
 
-async function eventually<T>(check: () => Promise<T>, timeoutMs: number): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (performance.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
+const eventually = <T>(check: () => Promise<T>, timeoutMs: number): Promise<T> => retryUntil(check, timeoutMs, 250);
 
 const alive = (pid: number): boolean => {
   try {

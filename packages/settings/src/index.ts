@@ -17,6 +17,7 @@ export {
   settingsLoader,
   text,
   timerSecs,
+  urlList,
   wholeNumber,
   word,
 } from './settings.js';

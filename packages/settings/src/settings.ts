@@ -156,6 +156,49 @@ export function word(
   };
 }
 
+/**
+ * Comma-separated http(s) base URLs; blanks between commas are ignored, trailing slashes
+ * trimmed so callers can append `/api/...`. Credentials in a URL are refused (they have their
+ * own settings) and never echoed. With `required`, an empty list fails with that message.
+ */
+export function urlList(o: { readonly allowPath: boolean; readonly required?: string }): ValueType<readonly string[]> {
+  const expected = o.allowPath
+    ? 'expected comma-separated http(s) URLs'
+    : 'expected comma-separated http(s)://host:port URLs';
+  const extras = o.allowPath ? 'without a query or fragment' : 'without a path, query or fragment';
+  return {
+    placeholder: 'url,...',
+    schema: z.string().transform((raw, ctx) => {
+      const out: string[] = [];
+      const seen = new Set<string>();
+      for (const item of raw.split(',').map((s) => s.trim())) {
+        if (item === '') continue;
+        // Only the offending item is echoed, and none that may hold user:password@: the rest of
+        // the list may carry credentials.
+        const got = item.includes('@') ? null : item;
+        let url: URL;
+        try {
+          url = new URL(item);
+        } catch {
+          return fail(ctx, expected, { got });
+        }
+        if (url.username !== '' || url.password !== '') {
+          return fail(ctx, `${expected} without user:password@ (credentials have their own settings)`, { got: null });
+        }
+        if (url.protocol !== 'http:' && url.protocol !== 'https:') return fail(ctx, expected, { got });
+        if (url.search !== '' || url.hash !== '' || /[?#]/.test(item) || (!o.allowPath && url.pathname !== '/')) {
+          return fail(ctx, `${expected} ${extras}`, { got });
+        }
+        const key = url.href.replace(/\/+$/, '');
+        if (seen.has(key)) return fail(ctx, `${expected}, each listed once; this one is listed twice`, { got });
+        seen.add(key);
+        out.push(item.replace(/\/+$/, ''));
+      }
+      return out.length > 0 || o.required === undefined ? out : fail(ctx, o.required);
+    }),
+  };
+}
+
 /** One of `values`, any case and surrounding whitespace (e.g. a log level). */
 export function oneOf<T extends string>(values: readonly T[], placeholder: string): ValueType<T> {
   return {

@@ -246,16 +246,18 @@ export function kvContract(name: string, makeHarness: () => Promise<KvHarness>):
   });
 }
 
-/** Retries `check` until it passes or ~5 s of real time go by (watch delivery is asynchronous). */
-export async function eventually(check: () => void | Promise<void>, timeoutMs = 5000): Promise<void> {
+/**
+ * Retries `check` until it returns without throwing or `timeoutMs` of real time pass, then
+ * rethrows its last failure; polls every `everyMs`. Resolves with `check`'s result.
+ */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5000, everyMs = 10): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     try {
-      await check();
-      return;
+      return await check();
     } catch (err) {
       if (performance.now() > deadline) throw err;
-      await delay(10);
+      await delay(everyMs);
     }
   }
 }

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as delay } from 'node:timers/promises';
-import { freePort } from '@maintd/core/testing';
+import { eventually as retryUntil, freePort } from '@maintd/core/testing';
 
 const root = (path: string): string => fileURLToPath(new URL(`../../../../${path}`, import.meta.url));
 
@@ -91,18 +90,9 @@ export async function runNode(
   return { code, out: child.output() };
 }
 
-/** Retries `check` until it passes or `timeoutMs` of real time pass; rethrows the last failure. */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (performance.now() > deadline) throw err;
-      await delay(everyMs);
-    }
-  }
-}
+/** Retries `check` until it passes or `timeoutMs` of real time pass (default 20 s, every 100 ms). */
+export const eventually = <T>(check: () => T | Promise<T>, timeoutMs = 20_000, everyMs = 100): Promise<T> =>
+  retryUntil(check, timeoutMs, everyMs);
 
 /** A running `maintd`. */
 export interface Master extends Child {
