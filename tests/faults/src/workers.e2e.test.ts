@@ -247,14 +247,17 @@ describe('workers misbehave', () => {
   });
 
   it('only failures where the worker answered with an error count toward a cooldown, with a sanitised last error', async () => {
-    const cooldowns = await api.cooldowns(true);
-    const counted = cooldowns.map((c) => `${c.kind} ${c.target}`).sort();
     // Target-class failures count (one each); infrastructure failures (no usable answer) do not.
-    expect(counted).toEqual(
-      CASES.filter((c) => c.errorClass === 'target')
-        .flatMap((c) => c.kinds.map((k) => `${k} ${c.behaviour}.case`))
-        .sort(),
-    );
+    // The count is written just after a failure commits, so the latest may trail its task.
+    const cooldowns = await eventually(async () => {
+      const list = await api.cooldowns(true);
+      expect(list.map((c) => `${c.kind} ${c.target}`).sort()).toEqual(
+        CASES.filter((c) => c.errorClass === 'target')
+          .flatMap((c) => c.kinds.map((k) => `${k} ${c.behaviour}.case`))
+          .sort(),
+      );
+      return list;
+    }, 5000);
     for (const c of cooldowns) {
       expect(c.failures).toBe(1);
       expect(c.last_error_class).toBe('target');
