@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Etcd3 } from 'etcd3';
 import { EtcdKv, TaskStore } from '@maintd/core';
-import { startEtcd } from '@maintd/core/testing';
+import { interceptKv, startEtcd } from '@maintd/core/testing';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONCURRENCY = [1, 16, 64];
@@ -104,6 +104,57 @@ async function contendedCooldown(
   return { counted, p50: pct(lat, 50), p99: pct(lat, 99), conflicts };
 }
 
+/**
+ * A queue drained by 24 claimers, spread over `instances` stores (masters) or all on one: the
+ * masters race each other for the head of the queue, which one instance's claimers never do.
+ * Counts claim transactions that lost to another claimer.
+ */
+async function drain(
+  endpoints: string[],
+  instances: number,
+): Promise<{ rate: number; lostPerClaim: number; readsPerClaim: number }> {
+  const prefix = `/bench/drain/${randomUUID()}`;
+  const tasks = 1200;
+  const claimers = 24;
+  const kvs = Array.from({ length: instances }, () => new EtcdKv({ endpoints }));
+  let claimTxns = 0;
+  let reads = 0;
+  let counting = false;
+  const stores = await Promise.all(
+    kvs.map((kv, i) => {
+      const counted = interceptKv(kv, async (forward, compares, success, failure) => {
+        const r = await forward(compares, success, failure);
+        if (counting && success.some((op) => op.type === 'put' && op.key.startsWith(`${prefix}/claims/`))) claimTxns++;
+        if (counting && compares.length === 0) reads++;
+        return r;
+      });
+      return TaskStore.open({ kv: counted, prefix, masterId: `drain-${i}` });
+    }),
+  );
+  // Enqueued through a store that claims nothing, so no claimer starts with remembered records.
+  const enqueuer = await TaskStore.open({ kv: new EtcdKv({ endpoints }), prefix, masterId: 'enqueuer' });
+  for (let i = 0; i < tasks; i += 50) {
+    await Promise.all(Array.from({ length: 50 }, (_, j) => enqueuer.enqueue('merge_wal', `drain-${i + j}`)));
+  }
+  counting = true;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: claimers }, async (_, c) => {
+      const store = stores[c % instances]!;
+      for (;;) {
+        const claim = await store.claimNext(['merge_wal']);
+        if (claim) await store.finish(claim, { ok: true, detail: 'ok' });
+        else if ((await store.queueDepth('merge_wal')) === 0) return;
+      }
+    }),
+  );
+  const rate = tasks / ((performance.now() - t0) / 1000);
+  for (const s of [...stores, enqueuer]) await s.close();
+  await kvs[0]!.deletePrefix(`${prefix}/`);
+  for (const kv of kvs) await kv.close();
+  return { rate, lostPerClaim: (claimTxns - tasks) / tasks, readsPerClaim: reads / tasks };
+}
+
 const given = process.env.ETCD_ENDPOINTS?.split(',').filter(Boolean);
 const etcd = given ? undefined : await startEtcd();
 const endpoints = given ?? [etcd!.clientUrl];
@@ -125,6 +176,21 @@ try {
   console.log('|---|---:|---:|---:|---:|');
   console.log(`| | ${cd.counted}/64 | ${cd.conflicts} | ${cd.p50.toFixed(1)} | ${cd.p99.toFixed(1)} |`);
   if (cd.counted !== 64) process.exitCode = 1;
+  const one = await drain(endpoints, 1);
+  const six = await drain(endpoints, 6);
+  console.log('');
+  console.log(
+    '| 1,200 queued tasks drained by 24 claimers | tasks/s | lost claim txns per claim | read txns per claim | ratio to one instance |',
+  );
+  console.log('|---|---:|---:|---:|---:|');
+  for (const [name, d] of [
+    ['on one instance', one],
+    ['spread over 6 instances (6 masters)', six],
+  ] as const) {
+    console.log(
+      `| ${name} | ${d.rate.toFixed(0)} | ${d.lostPerClaim.toFixed(2)} | ${d.readsPerClaim.toFixed(2)} | ${(d.rate / one.rate).toFixed(2)} |`,
+    );
+  }
 } finally {
   await etcd?.stop();
 }

@@ -154,6 +154,12 @@ export interface HeldLock {
 
 const QUEUE_PAGE = 256;
 const KNOWN_LIMIT = 4096;
+/** Widest window of queue candidates a claimer that keeps losing races picks its next try from. */
+const CLAIM_SPREAD_MAX = 32;
+/** Candidate records read in one transaction ahead of claim attempts. */
+const READ_AHEAD = 8;
+/** What `#tryClaim` returns when another claimer took the task first. */
+const LOST = Symbol('lost');
 // Large pages: a sweep reads stats, cooldowns and dedupe keys in one round trip each up to this
 // many stores (about 3 MB of cooldown records), so its cost does not grow with the fleet.
 const SCAN_PAGE = 10_000;
@@ -180,6 +186,8 @@ export class TaskStore {
   readonly #kv: Kv;
   readonly #clock: Clock;
   readonly #random: Random;
+  /** Width of the queue window the next claim draws its first try from (1: strictly oldest). */
+  #spread = 1;
   readonly #newId: () => string;
   readonly #maxAttempts: number;
   readonly #historyLimit: number;
@@ -416,6 +424,11 @@ export class TaskStore {
    * Claims the oldest runnable task of the given kinds, or returns undefined. Every kind takes
    * the per-target lock, so at most one task per store runs at a time. A task whose dependency
    * failed or vanished is failed here; one whose dependency is still active is skipped.
+   *
+   * Under contention the order is FIFO within a window: a claimer that loses a race to another
+   * instance draws its next tries from the oldest few (up to 32) candidates, widening per loss and
+   * narrowing per win, so that masters stop racing each other for the very oldest task. Uncontended,
+   * the oldest runnable task is claimed.
    */
   async claimNext(kinds: readonly TaskKind[]): Promise<Claim | undefined> {
     const lease = this.session.lease;
@@ -427,6 +440,10 @@ export class TaskStore {
     const cursors = new Map<TaskKind, string | undefined>(kinds.map((kind) => [kind, undefined]));
     const exhausted = new Set<TaskKind>();
     const seen = new Set<string>();
+    // Task records read ahead of their claim attempts (undefined: no such record).
+    const records = new Map<string, KeyValue | undefined>();
+    // Contention outlives one call: a claimer that just lost races starts spread out.
+    let spread = this.#spread;
     while (exhausted.size < kinds.length) {
       // One page per kind, merged by id: ids are UUIDv7, so this is FIFO across kinds.
       const candidates: { kind: TaskKind; id: string }[] = [];
@@ -441,13 +458,25 @@ export class TaskStore {
         for (const kv of page.kvs) candidates.push({ kind, id: kv.key.slice(prefix.length) });
       }
       candidates.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      for (const c of candidates) {
+      this.#spreadFrom(candidates, 0, spread);
+      for (let i = 0; i < candidates.length; i++) {
+        const c = candidates[i]!;
         if (seen.has(c.id) || this.#attempting.has(c.id)) continue;
         seen.add(c.id);
         this.#attempting.add(c.id);
         try {
-          const claim = await this.#tryClaim(c.kind, c.id, locked, lease.id);
-          if (claim) return claim;
+          if (!this.#known.has(c.id) && !records.has(c.id)) await this.#readAhead(candidates, i, records, seen);
+          const claim = await this.#tryClaim(c.kind, c.id, locked, lease.id, records.get(c.id));
+          if (claim === LOST) {
+            // Another master took it: every loser of that race would otherwise try the next oldest
+            // together and lose again, one fewer each time. Each loss widens the window the next
+            // try is drawn from, so contenders spread out while an uncontended claim stays FIFO.
+            spread = Math.min(spread * 2, CLAIM_SPREAD_MAX);
+            this.#spreadFrom(candidates, i + 1, spread);
+          } else if (claim) {
+            this.#spread = Math.max(1, spread >> 1);
+            return claim;
+          }
         } catch (err) {
           if (err instanceof LeaseNotFoundError) {
             this.session.markLost(lease.id);
@@ -460,6 +489,42 @@ export class TaskStore {
       }
     }
     return undefined;
+  }
+
+  /**
+   * Reads the records of the next few candidates in one read-only transaction: under contention
+   * most candidates of a page were claimed by peers since it was read, and finding that out one
+   * `get` at a time cost a round trip each.
+   */
+  async #readAhead(
+    candidates: readonly { id: string }[],
+    from: number,
+    into: Map<string, KeyValue | undefined>,
+    seen: ReadonlySet<string>,
+  ): Promise<void> {
+    const ids: string[] = [];
+    for (let i = from; i < candidates.length && ids.length < READ_AHEAD; i++) {
+      const id = candidates[i]!.id;
+      if (i === from || (!seen.has(id) && !this.#attempting.has(id) && !this.#known.has(id) && !into.has(id))) {
+        ids.push(id);
+      }
+    }
+    const res = await this.#kv.txn(
+      [],
+      ids.map((id) => ({ type: 'get', key: this.keys.task(id) })),
+    );
+    ids.forEach((id, n) => {
+      const r = res.results[n];
+      into.set(id, r?.type === 'get' ? r.kv : undefined);
+    });
+  }
+
+  /** Swaps into `list[at]` an entry drawn from the `width` entries starting there. */
+  #spreadFrom<T>(list: T[], at: number, width: number): void {
+    const w = Math.min(width, list.length - at);
+    if (w < 2) return;
+    const j = at + Math.floor(this.#random.next() * w);
+    [list[at], list[j]] = [list[j]!, list[at]!];
   }
 
   /**
@@ -488,19 +553,27 @@ export class TaskStore {
     }
   }
 
-  async #tryClaim(kind: TaskKind, id: string, locked: Set<string>, leaseId: string): Promise<Claim | undefined> {
+  async #tryClaim(
+    kind: TaskKind,
+    id: string,
+    locked: Set<string>,
+    leaseId: string,
+    readAhead?: KeyValue,
+  ): Promise<Claim | typeof LOST | undefined> {
     const k = this.keys;
     let current: { task: TaskRecord; modRevision: number } | undefined = this.#known.get(id);
     this.#known.delete(id);
-    const fromCache = current !== undefined;
+    // A record read ahead may be stale like a remembered one: a failed claim re-checks it.
+    const fromCache = current !== undefined || readAhead !== undefined;
     if (!current) {
-      const kv = await this.#kv.get(k.task(id));
+      const kv = readAhead ?? (await this.#kv.get(k.task(id)));
       if (!kv) return undefined;
       current = { task: decode(TaskRecordSchema, kv), modRevision: kv.modRevision };
     }
     // At most twice: once more only when a remembered record turned out stale.
     for (let attempt = 0; attempt < 2; attempt++) {
       const { task, modRevision }: { task: TaskRecord; modRevision: number } = current;
+      if (task.state === 'running') return LOST;
       if (task.state !== 'queued' || task.kind !== kind) return undefined;
       const lockKey = k.targetLock(task.target);
       if (locked.has(lockKey)) return undefined;
@@ -543,7 +616,10 @@ export class TaskStore {
         return { task: running, revision: res.revision, leaseId };
       }
       const [lock, fresh] = res.results;
-      if (lock?.type === 'get' && lock.kv && lock.kv.value !== id) locked.add(lockKey);
+      if (lock?.type === 'get' && lock.kv) {
+        if (lock.kv.value === id) return LOST;
+        locked.add(lockKey);
+      }
       if (!fromCache || attempt > 0 || fresh?.type !== 'get' || !fresh.kv || fresh.kv.modRevision === modRevision) {
         return undefined;
       }

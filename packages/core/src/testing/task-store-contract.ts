@@ -146,8 +146,9 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         const kv = await h.connect();
         let interfere: (() => Promise<void>) | undefined;
         const paused = interceptKv(kv, async (forward, compares, success, failure) => {
-          const hook = interfere;
-          interfere = undefined;
+          // The claim transaction is the first one with compares (records are read ahead without).
+          const hook = compares.length > 0 ? interfere : undefined;
+          if (hook) interfere = undefined;
           if (hook) await hook();
           return forward(compares, success, failure);
         });
@@ -172,6 +173,55 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         expect(compact.task).toMatchObject({ kind: 'compact', target: 'c-1' });
         expect(await s.claimNext(['compact'])).toBeUndefined();
         expect((await claimOrFail(s, ['merge_wal'])).task.kind).toBe('merge_wal');
+      });
+
+      it('claims a task still queued behind candidates that peers claimed after the queue was read', async () => {
+        const kv = await h.connect();
+        let interfere: (() => Promise<void>) | undefined;
+        const paused = interceptKv(kv, async (forward, compares, success, failure) => {
+          const hook = compares.length === 0 ? interfere : undefined;
+          if (hook) interfere = undefined;
+          if (hook) await hook();
+          return forward(compares, success, failure);
+        });
+        const a = await open({ kv: paused });
+        const b = await open();
+        const ids: string[] = [];
+        for (let i = 0; i < 12; i++) ids.push((await b.enqueue('compact', `t-${i}`)).task.id);
+        const byB: string[] = [];
+        interfere = async () => {
+          // After A read the queue, before it reads the candidates: B takes the three oldest.
+          for (let i = 0; i < 3; i++) byB.push((await claimOrFail(b, ['compact'])).task.id);
+        };
+        const claim = await claimOrFail(a, ['compact']);
+        expect(byB).toEqual(ids.slice(0, 3));
+        // Contended, A draws from the oldest few still queued rather than racing B for the very oldest.
+        expect(ids.slice(3)).toContain(claim.task.id);
+        expect(claim.task).toMatchObject({ state: 'running', attempt: 1 });
+      });
+
+      it('claims every task exactly once when many claimers on several instances drain the queue', async () => {
+        const stores = [await open(), await open(), await open()];
+        const ids = new Set<string>();
+        for (let i = 0; i < 40; i++) ids.add((await stores[i % 3]!.enqueue('compact', `d-${i}`)).task.id);
+        const claimed: string[] = [];
+        await Promise.all(
+          stores.flatMap((s) =>
+            Array.from({ length: 4 }, async () => {
+              for (;;) {
+                const claim = await s.claimNext(['compact']);
+                if (!claim) {
+                  if ((await s.queueDepth('compact')) === 0) return;
+                  continue;
+                }
+                claimed.push(claim.task.id);
+                await s.finish(claim, { ok: true, detail: 'ok' });
+              }
+            }),
+          ),
+        );
+        expect(claimed).toHaveLength(40);
+        expect(new Set(claimed)).toEqual(ids);
       });
 
       it('claims in FIFO order within the filter', async () => {
