@@ -563,14 +563,12 @@ export class TaskStore {
     const k = this.keys;
     let current: { task: TaskRecord; modRevision: number } | undefined = this.#known.get(id);
     this.#known.delete(id);
-    // A record read ahead may be stale like a remembered one: a failed claim re-checks it.
-    const fromCache = current !== undefined || readAhead !== undefined;
     if (!current) {
-      const kv = readAhead ?? (await this.#kv.get(k.task(id)));
-      if (!kv) return undefined;
-      current = { task: decode(TaskRecordSchema, kv), modRevision: kv.modRevision };
+      // Not remembered, so read ahead by the caller; absent there means no such record.
+      if (!readAhead) return undefined;
+      current = { task: decode(TaskRecordSchema, readAhead), modRevision: readAhead.modRevision };
     }
-    // At most twice: once more only when a remembered record turned out stale.
+    // At most twice: once more only when the record (remembered, or read ahead) turned out stale.
     for (let attempt = 0; attempt < 2; attempt++) {
       const { task, modRevision }: { task: TaskRecord; modRevision: number } = current;
       if (task.state === 'running') return LOST;
@@ -620,7 +618,7 @@ export class TaskStore {
         if (lock.kv.value === id) return LOST;
         locked.add(lockKey);
       }
-      if (!fromCache || attempt > 0 || fresh?.type !== 'get' || !fresh.kv || fresh.kv.modRevision === modRevision) {
+      if (attempt > 0 || fresh?.type !== 'get' || !fresh.kv || fresh.kv.modRevision === modRevision) {
         return undefined;
       }
       current = { task: decode(TaskRecordSchema, fresh.kv), modRevision: fresh.kv.modRevision };

@@ -148,8 +148,10 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         const paused = interceptKv(kv, async (forward, compares, success, failure) => {
           // The claim transaction is the first one with compares (records are read ahead without).
           const hook = compares.length > 0 ? interfere : undefined;
-          if (hook) interfere = undefined;
-          if (hook) await hook();
+          if (hook) {
+            interfere = undefined;
+            await hook();
+          }
           return forward(compares, success, failure);
         });
         const a = await open({ kv: paused });
@@ -180,8 +182,10 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         let interfere: (() => Promise<void>) | undefined;
         const paused = interceptKv(kv, async (forward, compares, success, failure) => {
           const hook = compares.length === 0 ? interfere : undefined;
-          if (hook) interfere = undefined;
-          if (hook) await hook();
+          if (hook) {
+            interfere = undefined;
+            await hook();
+          }
           return forward(compares, success, failure);
         });
         const a = await open({ kv: paused });
