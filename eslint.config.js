@@ -1,4 +1,5 @@
 // @ts-check
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -6,6 +7,32 @@ const noDirectTime = [
   { object: 'Date', property: 'now', message: 'Use the injected Clock.' },
   { object: 'Math', property: 'random', message: 'Use the injected Random.' },
 ];
+
+// Apps never import each other (DESIGN §1): code two apps need lives in a package. Each app's
+// sources may not import any other app's package, by name or by a relative path into it.
+const APPS = readdirSync(new URL('./apps/', import.meta.url), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
+const appBoundaries = APPS.map((app) => ({
+  files: [`apps/${app}/**/*.{ts,tsx}`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: APPS.filter((other) => other !== app).flatMap((other) => [
+          {
+            group: [`@maintd/${other}`, `@maintd/${other}/*`],
+            message: 'Apps never import each other (DESIGN §1): move the shared code into a package.',
+          },
+          {
+            group: [`**/apps/${other}/**`, `../../${other}/**`, `../${other}/**`],
+            message: 'Apps never import each other (DESIGN §1): move the shared code into a package.',
+          },
+        ]),
+      },
+    ],
+  },
+}));
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/test-results/**'] },
@@ -51,6 +78,7 @@ export default tseslint.config(
       ],
     },
   },
+  ...appBoundaries,
   {
     files: ['**/*.config.{js,ts}', 'eslint.config.js'],
     rules: { 'no-restricted-syntax': 'off' },

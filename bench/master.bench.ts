@@ -10,7 +10,6 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import {
-  DEFAULT_COOLDOWN_POLICY,
   EtcdKv,
   FakeClock,
   type Kv,
@@ -21,8 +20,8 @@ import {
   keysFor,
   seededRandom,
 } from '@maintd/core';
-import { Scheduler, createMetrics } from '@maintd/master';
-import type { Config } from '@maintd/master';
+import { type Config, Scheduler, createMetrics } from '@maintd/scheduler';
+import { testConfig } from '@maintd/scheduler/testing';
 import { freePort, startEtcd } from '@maintd/core/testing';
 import { pino } from 'pino';
 
@@ -61,30 +60,15 @@ function counting(kv: Kv): { kv: Kv; calls: () => number; reset: () => void } {
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 function config(prefix: string, endpoints: string[]): Config {
-  return {
-    host: '127.0.0.1',
-    port: 0,
+  return testConfig({
     masterId: 'bench',
-    apiToken: undefined,
-    etcd: {
-      endpoints,
-      prefix,
-      username: undefined,
-      password: undefined,
-      caCert: undefined,
-      clientCert: undefined,
-      clientKey: undefined,
-      leaseTtlSecs: 30,
-    },
-    workers: { endpoints: [], token: undefined, timeoutSecs: 60 },
-    intervals: { statsScanSecs: 0, mergeWalSecs: 0, compactionSecs: 0 },
-    sweeps: { mergeWalMinGenerations: 8, minFragments: 16, maxNewTasks: 256 },
-    pools: { taskConcurrency: 4, mergeWalConcurrency: 4 },
-    tasks: { maxAttempts: 5, historyLimit: 1_000_000, historyTtlSecs: 0 },
-    cooldown: { ...DEFAULT_COOLDOWN_POLICY, afterFailures: 1, maxPercent: 100 },
+    etcd: { endpoints, prefix, leaseTtlSecs: 30 },
+    workers: { timeoutSecs: 60 },
+    tasks: { historyLimit: 1_000_000, historyTtlSecs: 0 },
+    cooldown: { afterFailures: 1, maxPercent: 100 },
     shutdownGraceSecs: 1,
     logLevel: 'silent',
-  };
+  });
 }
 
 async function sweepCost(endpoints: string[], stores: number): Promise<string> {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createMetrics } from '@maintd/master';
+import { createMetrics } from '@maintd/scheduler';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runOnce } from '../test/processes.js';
 import { createExporterMetrics } from './metrics.js';

@@ -7,8 +7,11 @@ import { eventually } from '@maintd/core/testing';
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 /** The exporter's binary (runs the built dist). */
 export const EXPORTER_BIN = join(dirname(fileURLToPath(import.meta.url)), '../bin/maintd-exporter.js');
-/** The master's binary, through the exporter's devDependency on @maintd/master. */
-export const MASTER_BIN = join(dirname(fileURLToPath(import.meta.url)), '../node_modules/@maintd/master/bin/maintd.js');
+/**
+ * The master's binary, found in the workspace (apps never depend on each other; turbo builds
+ * the master before this package's tests).
+ */
+export const MASTER_BIN = join(REPO_ROOT, 'apps/master/bin/maintd.js');
 
 /** A child process started by a test; `stop()` sends SIGTERM and waits (SIGKILL after 5 s). */
 export interface Child {

@@ -157,7 +157,7 @@ describe('HTTP API', () => {
     ['malformed JSON', '/api/v1/tasks', post('{"kind": "compact", '), 400, /JSON/],
     ['a JSON array body', '/api/v1/tasks', post('[]'), 400, /body|expected object/],
     ['an empty body', '/api/v1/tasks', post(''), 400, /JSON|body/],
-    ['an unknown kind', '/api/v1/tasks', post({ kind: 'index_id', target: 'x' }), 400, /kind/],
+    ['an unknown kind', '/api/v1/tasks', post({ kind: 'repair', target: 'x' }), 400, /kind/],
     ['a missing kind', '/api/v1/tasks', post({ target: 'x' }), 400, /kind/],
     ['a missing target', '/api/v1/tasks', post({ kind: 'compact' }), 400, /target/],
     ['a numeric target', '/api/v1/tasks', post({ kind: 'compact', target: 42 }), 400, /target/],

@@ -1,23 +1,32 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import { OpenAPIHono, type z } from '@hono/zod-openapi';
 import {
   ClaimLostError,
   type Clock,
   ClosedError,
   ContentionError,
   type Kv,
-  MasterInfoSchema,
-  StoreStatsSchema,
   StoreUnavailableError,
-  TargetSchema,
-  TaskCooldownSchema,
-  TaskKindSchema,
-  TaskRecordSchema,
-  TaskStateSchema,
+  type TaskCooldown,
+  type TaskKind,
   type ListTasksQuery,
   type TaskStore,
   ValidationError,
 } from '@maintd/core';
+import { type Metrics, type WorkerStatus } from '@maintd/scheduler';
+import {
+  MAX_BODY_BYTES,
+  enqueueRoute,
+  getTaskRoute,
+  listCooldownsRoute,
+  listTasksRoute,
+  mastersRoute,
+  openApiDocument,
+  resetCooldownRoute,
+  resetCooldownsRoute,
+  storesRoute,
+  workersRoute,
+} from '@maintd/scheduler/api';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
@@ -25,11 +34,6 @@ import { routePath } from 'hono/route';
 import { streamSSE } from 'hono/streaming';
 import type { Logger } from 'pino';
 import type { EventHub, MaintdEvent } from './events.js';
-import type { Metrics } from './metrics.js';
-import type { WorkerStatus } from './scheduler.js';
-
-/** Largest request body accepted (DESIGN §3.4). */
-export const MAX_BODY_BYTES = 16 * 1024;
 /** Events buffered for one slow `/events` client before it is cut off (it reconnects and re-reads). */
 const SSE_BUFFER_LIMIT = 1000;
 const SSE_HEARTBEAT_MS = 15_000;
@@ -54,164 +58,6 @@ interface NodeBindings {
   readonly incoming?: { readonly socket?: { readonly remoteAddress?: string } };
 }
 type Env = { Bindings: NodeBindings };
-
-const ErrorSchema = z.object({ error: z.string() }).openapi('Error');
-// Core's schemas were built before @hono/zod-openapi extended zod, so they carry no `.openapi()`;
-// they are used as they are (inlined in the document) rather than re-declared here.
-const Task = TaskRecordSchema;
-const Cooldown = TaskCooldownSchema;
-const StoreRow = z.object({ ...StoreStatsSchema.shape, cooldowns: z.array(TaskCooldownSchema) }).openapi('Store');
-const TaskId = z.uuid({ version: 'v7' });
-const Limit = z.coerce.number().int().min(1).max(200).default(50);
-const Bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
-const json = <S extends z.ZodType>(schema: S, description: string) => ({
-  content: { 'application/json': { schema } },
-  description,
-});
-const errors = {
-  400: json(ErrorSchema, 'Invalid request; the message names the field'),
-  503: json(ErrorSchema, 'The store (etcd) is unavailable'),
-};
-const mutationErrors = {
-  ...errors,
-  401: json(ErrorSchema, 'Missing or wrong bearer token'),
-  403: json(ErrorSchema, 'Mutation from a non-loopback client while no token is configured'),
-  413: json(ErrorSchema, 'Body over 16 KiB'),
-};
-
-const enqueueRoute = createRoute({
-  method: 'post',
-  path: '/api/v1/tasks',
-  summary: 'Enqueue a task (never cooldown-gated)',
-  request: {
-    body: {
-      required: true,
-      content: {
-        'application/json': {
-          schema: z
-            .object({ kind: TaskKindSchema, target: TargetSchema, depends_on: z.array(TaskId).max(16).optional() })
-            .strict(),
-        },
-      },
-    },
-  },
-  responses: {
-    202: json(Task, 'Queued a new task'),
-    200: json(Task, 'An active task of this kind and target already exists (dedupe hit)'),
-    ...mutationErrors,
-  },
-});
-
-const listTasksRoute = createRoute({
-  method: 'get',
-  path: '/api/v1/tasks',
-  summary: 'Tasks, newest first',
-  request: {
-    query: z.object({
-      state: TaskStateSchema.optional(),
-      kind: TaskKindSchema.optional(),
-      target: TargetSchema.optional(),
-      limit: Limit,
-      cursor: TaskId.optional(),
-    }),
-  },
-  responses: {
-    200: json(
-      z.object({ tasks: z.array(Task), total: z.number().int(), next_cursor: z.string().nullable() }),
-      'A page of tasks',
-    ),
-    ...errors,
-  },
-});
-
-const getTaskRoute = createRoute({
-  method: 'get',
-  path: '/api/v1/tasks/{id}',
-  summary: 'One task',
-  request: { params: z.object({ id: TaskId }) },
-  responses: { 200: json(Task, 'The task'), 404: json(ErrorSchema, 'No such task'), ...errors },
-});
-
-const listCooldownsRoute = createRoute({
-  method: 'get',
-  path: '/api/v1/scheduler/cooldowns',
-  summary: 'Targets the sweeps skip (all=true adds below-threshold counters)',
-  request: { query: z.object({ kind: TaskKindSchema.optional(), all: Bool.optional() }) },
-  responses: { 200: json(z.array(Cooldown), 'Cooldown records'), ...errors },
-});
-
-const resetCooldownRoute = createRoute({
-  method: 'delete',
-  path: '/api/v1/scheduler/cooldowns/{kind}/{target}',
-  summary: 'Operator reset of one cooldown',
-  request: { params: z.object({ kind: TaskKindSchema, target: TargetSchema }) },
-  responses: {
-    200: json(z.object({ deleted: z.number().int() }), 'Reset'),
-    404: json(ErrorSchema, 'No cooldown record for this kind and target'),
-    ...mutationErrors,
-  },
-});
-
-const resetCooldownsRoute = createRoute({
-  method: 'delete',
-  path: '/api/v1/scheduler/cooldowns',
-  summary: 'Operator reset of every cooldown (of one kind, or all)',
-  request: { query: z.object({ kind: TaskKindSchema.optional() }) },
-  responses: { 200: json(z.object({ deleted: z.number().int() }), 'How many were reset'), ...mutationErrors },
-});
-
-const storesRoute = createRoute({
-  method: 'get',
-  path: '/api/v1/stores',
-  summary: 'Stats rows with their cooldown state, by name',
-  request: {
-    query: z.object({
-      search: z
-        .string()
-        .max(255)
-        .regex(/^[A-Za-z0-9._-]*$/, 'may contain only A-Z a-z 0-9 . _ -')
-        .optional(),
-      limit: Limit,
-      cursor: TargetSchema.optional(),
-    }),
-  },
-  responses: {
-    200: json(
-      z.object({ stores: z.array(StoreRow), total: z.number().int(), next_cursor: z.string().nullable() }),
-      'A page of stores',
-    ),
-    ...errors,
-  },
-});
-
-const mastersRoute = createRoute({
-  method: 'get',
-  path: '/api/v1/masters',
-  summary: 'Live masters (session-bound registrations)',
-  responses: { 200: json(z.object({ masters: z.array(MasterInfoSchema) }), 'Masters'), ...errors },
-});
-
-const workersRoute = createRoute({
-  method: 'get',
-  path: '/api/v1/workers',
-  summary: 'Worker endpoints with their last scan result',
-  responses: {
-    200: json(
-      z.object({
-        workers: z.array(
-          z.object({
-            endpoint: z.string(),
-            ok: z.boolean().nullable(),
-            error: z.string().nullable(),
-            last_scan_at: z.number().nullable(),
-            stores: z.number().int(),
-          }),
-        ),
-      }),
-      'Workers',
-    ),
-  },
-});
 
 /**
  * The master's HTTP API (DESIGN §3.4) as a Hono app, independent of how it is served: tests
@@ -278,9 +124,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
 
   const sharedCooldowns = reads.cached('cooldown', (kind: string, all: boolean) =>
-    store
-      .listCooldowns({ ...(kind ? { kind: kind as z.infer<typeof TaskKindSchema> } : {}), all })
-      .then((l) => JSON.stringify(l)),
+    store.listCooldowns({ ...(kind ? { kind: kind as TaskKind } : {}), all }).then((l) => JSON.stringify(l)),
   );
   app.openapi(listCooldownsRoute, async (c) => {
     const q = c.req.valid('query');
@@ -310,7 +154,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openapi(storesRoute, async (c) => {
     const q = c.req.valid('query');
     const [rows, cooldowns] = await Promise.all([store.listStats(), store.listCooldowns({ all: true })]);
-    const byTarget = new Map<string, z.infer<typeof TaskCooldownSchema>[]>();
+    const byTarget = new Map<string, TaskCooldown[]>();
     for (const cd of cooldowns) byTarget.set(cd.target, [...(byTarget.get(cd.target) ?? []), cd]);
     const matching = rows
       .filter((r) => !q.search || r.name.toLowerCase().includes(q.search.toLowerCase()))
@@ -399,10 +243,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     return c.text(text, 200, { 'content-type': metrics.registry.contentType });
   });
 
-  app.doc31('/api/v1/openapi.json', {
-    openapi: '3.1.0',
-    info: { title: 'maintd master API', version: '1' },
-  });
+  const document = JSON.stringify(openApiDocument());
+  app.get('/api/v1/openapi.json', (c) => c.body(document, 200, JSON_TYPE));
 
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
 

@@ -1,16 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type ServerType, serve } from '@hono/node-server';
 import { diagnoseEtcdTls, EtcdKv, etcdKvOptions, type Kv, MemoryKv, systemClock, TaskStore } from '@maintd/core';
 import { pino } from 'pino';
+import { type Config, Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
 import { createApp } from './app.js';
-import type { Config } from './config.js';
-import { loadConfig, readProcessEnv } from './env.js';
+import { loadProcessConfig } from './env.js';
 import { EventHub } from './events.js';
-import { createMetrics } from './metrics.js';
-import { Scheduler } from './scheduler.js';
 import { VERSION } from './version.js';
-import { storeOptions } from './wiring.js';
 
 /**
  * The `maintd` entry point: parses the config, wires the real dependencies (etcd or the
@@ -18,14 +14,7 @@ import { storeOptions } from './wiring.js';
  * until SIGINT/SIGTERM. Everything else is `createApp` and `Scheduler`, tested without it.
  */
 export async function main(argv: readonly string[]): Promise<void> {
-  const loaded = loadConfig({
-    // Package-manager scripts (`pnpm start -- --flag`) may pass a bare `--` through.
-    argv: argv[0] === '--' ? argv.slice(1) : argv,
-    env: readProcessEnv(),
-    hostname: hostname(),
-    pid: process.pid,
-    random: () => randomBytes(3).toString('hex'),
-  });
+  const loaded = loadProcessConfig(argv);
   if (loaded.action === 'help' || loaded.action === 'print-config') {
     process.stdout.write(loaded.text.endsWith('\n') ? loaded.text : `${loaded.text}\n`);
     return;

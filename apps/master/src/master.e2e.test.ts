@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { EtcdKv } from '@maintd/core';
 import { freePort, startEtcd } from '@maintd/core/testing';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { startStubWorker } from '../test/stub-worker.js';
+import { startStubWorker } from '@maintd/scheduler/testing';
 import { eventually } from '../test/harness.js';
-import { settings } from './env.js';
+import { settings } from '@maintd/scheduler';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '../bin/maintd.js');
 const endpoints = inject('etcdEndpoints');

@@ -1,6 +1,6 @@
 import type { TaskCooldown, TaskRecord } from '@maintd/core';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { type FleetStub, startFleetStub } from '../test/fleet-stub.js';
+import { type FleetStub, startFleetStub } from '@maintd/scheduler/testing';
 import { FakeClock, type TestMaster, eventually, jsonBody, openMaster } from '../test/harness.js';
 
 const endpoints = inject('etcdEndpoints');
@@ -207,7 +207,8 @@ describe('three masters on one etcd', () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1));
     const overrides = {
       workers: { endpoints: [fleet.url] },
-      intervals: { statsScanSecs: 60, mergeWalSecs: 60, compactionSecs: 0 },
+      intervals: { statsScanSecs: 60 },
+      sweeps: { kinds: { merge_wal: { intervalSecs: 60 } } },
       cooldown: { afterFailures: 2, baseSecs: 3600, maxSecs: 21600 },
     };
     const first = await openMaster(endpoints, clock, overrides, 1);

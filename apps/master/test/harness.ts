@@ -1,54 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { DEFAULT_COOLDOWN_POLICY, EtcdKv, FakeClock, type Kv, TaskStore, seededRandom } from '@maintd/core';
+import { EtcdKv, FakeClock, type Kv, TaskStore, seededRandom } from '@maintd/core';
 import { eventually as retryUntil } from '@maintd/core/testing';
+import { type Config, type Metrics, Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
+import { type DeepPartial, testConfig } from '@maintd/scheduler/testing';
 import { pino, type Logger } from 'pino';
 import { createApp } from '../src/app.js';
-import type { Config } from '../src/config.js';
 import { EventHub } from '../src/events.js';
-import { type Metrics, createMetrics } from '../src/metrics.js';
-import { Scheduler } from '../src/scheduler.js';
-import { storeOptions } from '../src/wiring.js';
-
-type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
-
-/** A complete Config with test-friendly values (loops off unless a test turns them on). */
-export function testConfig(overrides: DeepPartial<Config> = {}): Config {
-  const base: Config = {
-    host: '127.0.0.1',
-    port: 0,
-    masterId: `test-${randomUUID().slice(0, 8)}`,
-    apiToken: undefined,
-    etcd: {
-      endpoints: [],
-      prefix: `/test/${randomUUID()}`,
-      username: undefined,
-      password: undefined,
-      caCert: undefined,
-      clientCert: undefined,
-      clientKey: undefined,
-      leaseTtlSecs: 5,
-    },
-    workers: { endpoints: [], token: undefined, timeoutSecs: 5 },
-    intervals: { statsScanSecs: 0, mergeWalSecs: 0, compactionSecs: 0 },
-    sweeps: { mergeWalMinGenerations: 8, minFragments: 16, maxNewTasks: 256 },
-    pools: { taskConcurrency: 4, mergeWalConcurrency: 4 },
-    tasks: { maxAttempts: 5, historyLimit: 1000, historyTtlSecs: 86400 },
-    cooldown: DEFAULT_COOLDOWN_POLICY,
-    shutdownGraceSecs: 5,
-    logLevel: 'debug',
-  };
-  const merge = (a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> => {
-    const out: Record<string, unknown> = { ...a };
-    for (const [k, v] of Object.entries(b)) {
-      out[k] =
-        v && typeof v === 'object' && !Array.isArray(v) && a[k] && typeof a[k] === 'object' && !Array.isArray(a[k])
-          ? merge(a[k] as Record<string, unknown>, v as Record<string, unknown>)
-          : v;
-    }
-    return out;
-  };
-  return merge(base as unknown as Record<string, unknown>, overrides) as unknown as Config;
-}
 
 /** One master wired like main.ts does, on a real etcd, with a FakeClock and captured logs. */
 export interface TestMaster {
@@ -132,4 +88,4 @@ export function jsonBody(body: unknown, headers: Record<string, string> = {}): R
   return { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } };
 }
 
-export { FakeClock };
+export { FakeClock, testConfig };

@@ -36,6 +36,18 @@ describe('simulated fleet', () => {
     expect(s.fragments).toBe(1);
   });
 
+  it('builds the id index on a store’s owners, answers 404 elsewhere, and fails it on a broken store', () => {
+    const fleet = fleetOf(new FakeClock());
+    const s = fleet.stores.find((x) => !x.broken)!;
+    const stranger = [0, 1, 2].find((w) => !s.owners.includes(w))!;
+    expect(fleet.indexId(s.owners[0]!, s.name)).toMatchObject({ status: 200, body: { index_type: 'btree' } });
+    expect(fleet.indexId(stranger, s.name).status).toBe(404);
+    const b = fleet.stores.find((x) => x.broken)!;
+    const failed = fleet.indexId(b.owners[0]!, b.name);
+    expect(failed.status).toBe(500);
+    expect((failed.body as { error: string }).error).toMatch(/^Not found: .*\/data\/.*\.lance$/);
+  });
+
   it('fails every merge and compaction of a broken store with a missing-fragment error, and never shrinks it', async () => {
     const clock = new FakeClock();
     const fleet = fleetOf(clock);

@@ -152,6 +152,15 @@ export class Fleet {
     return { status: 200, body: { fragments_removed: removed, fragments_added: 1 }, latencyMs: 100 + 20 * removed };
   }
 
+  /** `POST /api/v1/internal/index-id/{name}` on worker `w`: a btree index, or the broken store's error. */
+  indexId(w: number, name: string): SimReply {
+    const s = this.#byName.get(name);
+    if (!s || !s.owners.includes(w))
+      return { status: 404, body: { error: `store '${name}' is not on this worker` }, latencyMs: 2 };
+    if (s.broken) return this.#brokenReply(s);
+    return { status: 200, body: { index_type: 'btree' }, latencyMs: 50 };
+  }
+
   #brokenReply(s: SimStore): SimReply {
     return {
       status: 500,

@@ -1,5 +1,5 @@
 import { FakeClock, type Keys, type Kv, MemoryKv, TaskRecordSchema, TaskStore, seededRandom } from '@maintd/core';
-import { Scheduler, createMetrics, loadConfig, storeOptions } from '@maintd/master';
+import { Scheduler, createMetrics, loadConfig, storeOptions } from '@maintd/scheduler';
 import { pino } from 'pino';
 import { Fleet } from './fleet.js';
 import { createWorkerApp, inProcessEndpoints, inProcessFetch } from './worker-app.js';

@@ -6,7 +6,6 @@ import { queueChartSvg } from './chart.js';
 import { Fleet } from './fleet.js';
 import { formatIncident, runIncident } from './incident.js';
 import { createWorkerApp } from './worker-app.js';
-import { runDemo } from './demo.js';
 
 const USAGE = `Usage:
   maintd-sim workers [--workers 3] [--stores 40] [--broken 3] [--seed 1] [--host 127.0.0.1] [--port 0]
@@ -14,8 +13,6 @@ const USAGE = `Usage:
                      [--broken-latency-ms 1500] [--flaky-worker N --flaky-rate 0.3] [--hang-worker N]
       Real HTTP workers on loopback speaking the worker protocol over simulated stores. Prints
       WORKER_ENDPOINTS=... once they listen; --port P gives worker i the port P+i.
-  maintd-sim demo [--port 8090] [--workers 3] [--stores 40] [--broken 3] [--seed 1]
-      Simulated workers plus a maintd on its embedded store with fast intervals (what pnpm demo runs).
   maintd-sim incident [--masters 6] [--stores 200] [--broken 5] [--hours 6] [--seed 1] [--chart FILE.svg]
       The deterministic incident reproduction: the real master scheduler, in process, on a fake
       clock, with the cooldown off and then on. Prints the comparison table.
@@ -34,7 +31,6 @@ export async function main(argv: readonly string[]): Promise<void> {
   try {
     if (command === 'workers') return await workers(rest);
     if (command === 'incident') return await incident(rest);
-    if (command === 'demo') return await demo(rest);
     process.stdout.write(USAGE);
     if (command !== undefined && command !== '--help' && command !== '-h') process.exitCode = 2;
   } catch (err) {
@@ -145,26 +141,4 @@ async function incident(args: string[]): Promise<void> {
     await writeFile(values.chart, await queueChartSvg(off.series, on.series));
     process.stderr.write(`chart written to ${values.chart}\n`);
   }
-}
-
-async function demo(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: {
-      port: { type: 'string' },
-      workers: { type: 'string' },
-      stores: { type: 'string' },
-      broken: { type: 'string' },
-      seed: { type: 'string' },
-    },
-  });
-  const code = await runDemo({
-    port: int(values.port, 'port', 8090, 1),
-    workers: int(values.workers, 'workers', 3, 1),
-    stores: int(values.stores, 'stores', 40, 1),
-    broken: int(values.broken, 'broken', 3),
-    seed: int(values.seed, 'seed', 1),
-  });
-  process.exitCode = code;
 }

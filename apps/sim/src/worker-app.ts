@@ -6,9 +6,9 @@ import type { Fleet, SimReply } from './fleet.js';
 export interface WorkerKnobs {
   /** Extra latency added to every call, ms. */
   readonly latencyMs?: number;
-  /** Probability that a merge or compaction answers 503 instead of working. */
+  /** Probability that a per-store call (merge, compaction, index build) answers 503 instead of working. */
   readonly flakyRate?: number;
-  /** Merges and compactions never answer. */
+  /** Per-store calls never answer. */
   readonly hang?: boolean;
   /** Randomness for flakiness. */
   readonly random?: Random;
@@ -35,6 +35,7 @@ export function createWorkerApp(fleet: Fleet, index: number, clock: Clock, knobs
   app.get('/api/v1/internal/stores', () => reply(fleet.report(index)));
   app.post('/api/v1/internal/merge-wal/:name', (c) => misbehave() ?? reply(fleet.merge(index, c.req.param('name'))));
   app.post('/api/v1/internal/compact/:name', (c) => misbehave() ?? reply(fleet.compact(index, c.req.param('name'))));
+  app.post('/api/v1/internal/index-id/:name', (c) => misbehave() ?? reply(fleet.indexId(index, c.req.param('name'))));
   app.get('/healthz', (c) => c.json({ status: 'ok', worker: index }));
   return app;
 }

@@ -1,11 +1,12 @@
 /**
  * Generates `src/api/schema.ts`, the TUI's types of the master's HTTP API, from the OpenAPI
- * document of the master in this workspace (`pnpm gen:api`). The schema-freshness test runs the
- * same function and fails when the committed file differs.
+ * document of the master's route definitions in `@maintd/scheduler/api` (`pnpm gen:api`): no
+ * app is built. The schema-freshness test runs the same function and fails when the committed
+ * file differs.
  */
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { type AppDeps, createApp, createMetrics } from '@maintd/master';
+import { openApiDocument } from '@maintd/scheduler/api';
 import openapiTS, { COMMENT_HEADER, astToString } from 'openapi-typescript';
 import { format, resolveConfig } from 'prettier';
 
@@ -13,30 +14,25 @@ import { format, resolveConfig } from 'prettier';
 export const SCHEMA_PATH = fileURLToPath(new URL('../src/api/schema.ts', import.meta.url));
 
 /**
- * The master's OpenAPI document. Serving it touches none of the app's dependencies, so the
- * store, Kv, clock and logger are inert placeholders: no etcd, no network.
+ * The kinds the API accepts, in the master's order, read from the document (the enum of the
+ * enqueue body's `kind`): the dashboard lists them at run time, so a new kind needs no hand edit.
  */
-export async function masterOpenApiDocument(): Promise<unknown> {
-  const inert = {} as never;
-  const deps: AppDeps = {
-    store: inert,
-    kv: inert,
-    clock: inert,
-    logger: inert,
-    metrics: createMetrics(),
-    apiToken: undefined,
+function taskKinds(doc: unknown): string[] {
+  const body = (doc as { paths: Record<string, Record<string, unknown>> }).paths['/api/v1/tasks']?.post as {
+    requestBody: { content: { 'application/json': { schema: { properties: { kind: { enum: string[] } } } } } };
   };
-  const res = await createApp(deps).request('/api/v1/openapi.json');
-  if (!res.ok) throw new Error(`openapi.json: HTTP ${res.status}`);
-  return res.json();
+  const kinds = body.requestBody.content['application/json'].schema.properties.kind.enum;
+  if (!Array.isArray(kinds) || kinds.length === 0) throw new Error('openapi.json: no kind enum on POST /api/v1/tasks');
+  return kinds;
 }
 
 /** The text `src/api/schema.ts` must contain: openapi-typescript's output, formatted by prettier. */
 export async function generateApiSchema(): Promise<string> {
-  const doc = (await masterOpenApiDocument()) as Parameters<typeof openapiTS>[0];
+  const doc = openApiDocument() as Parameters<typeof openapiTS>[0];
   // Not `immutable`: openapi-fetch's Readable<T> maps only mutable arrays, and readonly ones lose their methods.
   const ast = await openapiTS(doc, { silent: true });
-  const source = COMMENT_HEADER + astToString(ast);
+  const kinds = `\n/** Every task kind the master accepts, in its order. */\nexport const TASK_KINDS = ${JSON.stringify(taskKinds(doc))} as const;\n`;
+  const source = COMMENT_HEADER + astToString(ast) + kinds;
   const options = (await resolveConfig(SCHEMA_PATH)) ?? {};
   return format(source, { ...options, filepath: SCHEMA_PATH });
 }

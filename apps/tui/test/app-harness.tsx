@@ -135,8 +135,12 @@ export function sampleFleet(): FleetData {
         detail: undefined,
       }),
     ]),
-    counts: { merge_wal: { queued: 1, running: 1 }, compact: { queued: 0, running: 0 } },
-    guardOverflow: { merge_wal: 0, compact: 0 },
+    counts: {
+      merge_wal: { queued: 1, running: 1 },
+      compact: { queued: 0, running: 0 },
+      index_id: { queued: 0, running: 0 },
+    },
+    guardOverflow: { merge_wal: 0, compact: 0, index_id: 0 },
   };
 }
 

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 
 /**
- * Every maintenance kind maintd knows. New kinds are added here and nowhere else: schemas,
- * key layout, metrics labels and API validation all derive from this list.
+ * Every maintenance kind the store and the API accept: schemas, key layout and validation derive
+ * from this list. What a kind does (its pool, sweep and worker call) is its plug-in in
+ * `@maintd/scheduler`, whose registry must cover exactly these kinds.
  */
-export const TASK_KINDS = ['merge_wal', 'compact'] as const;
+export const TASK_KINDS = ['merge_wal', 'compact', 'index_id'] as const;
 
-/** Schema of a task kind (`merge_wal` | `compact`). */
+/** Schema of a task kind (`merge_wal` | `compact` | `index_id`). */
 export const TaskKindSchema = z.enum(TASK_KINDS);
 /** A maintenance kind. */
 export type TaskKind = z.infer<typeof TaskKindSchema>;

@@ -16,7 +16,7 @@ export interface paths {
       parameters: {
         query?: {
           state?: 'queued' | 'running' | 'done' | 'failed';
-          kind?: 'merge_wal' | 'compact';
+          kind?: 'merge_wal' | 'compact' | 'index_id';
           target?: string;
           limit?: number;
           cursor?: string;
@@ -38,7 +38,7 @@ export interface paths {
                 /** Format: uuid */
                 id: string;
                 /** @enum {string} */
-                kind: 'merge_wal' | 'compact';
+                kind: 'merge_wal' | 'compact' | 'index_id';
                 target: string;
                 /** @enum {string} */
                 state: 'queued' | 'running' | 'done' | 'failed';
@@ -93,7 +93,7 @@ export interface paths {
         content: {
           'application/json': {
             /** @enum {string} */
-            kind: 'merge_wal' | 'compact';
+            kind: 'merge_wal' | 'compact' | 'index_id';
             target: string;
             depends_on?: string[];
           };
@@ -110,7 +110,7 @@ export interface paths {
               /** Format: uuid */
               id: string;
               /** @enum {string} */
-              kind: 'merge_wal' | 'compact';
+              kind: 'merge_wal' | 'compact' | 'index_id';
               target: string;
               /** @enum {string} */
               state: 'queued' | 'running' | 'done' | 'failed';
@@ -139,7 +139,7 @@ export interface paths {
               /** Format: uuid */
               id: string;
               /** @enum {string} */
-              kind: 'merge_wal' | 'compact';
+              kind: 'merge_wal' | 'compact' | 'index_id';
               target: string;
               /** @enum {string} */
               state: 'queued' | 'running' | 'done' | 'failed';
@@ -240,7 +240,7 @@ export interface paths {
               /** Format: uuid */
               id: string;
               /** @enum {string} */
-              kind: 'merge_wal' | 'compact';
+              kind: 'merge_wal' | 'compact' | 'index_id';
               target: string;
               /** @enum {string} */
               state: 'queued' | 'running' | 'done' | 'failed';
@@ -307,7 +307,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          kind?: 'merge_wal' | 'compact';
+          kind?: 'merge_wal' | 'compact' | 'index_id';
           all?: '0' | '1' | 'true' | 'false';
         };
         header?: never;
@@ -324,7 +324,7 @@ export interface paths {
           content: {
             'application/json': {
               /** @enum {string} */
-              kind: 'merge_wal' | 'compact';
+              kind: 'merge_wal' | 'compact' | 'index_id';
               target: string;
               failures: number;
               until_ms: number | null;
@@ -363,7 +363,7 @@ export interface paths {
     delete: {
       parameters: {
         query?: {
-          kind?: 'merge_wal' | 'compact';
+          kind?: 'merge_wal' | 'compact' | 'index_id';
         };
         header?: never;
         path?: never;
@@ -450,7 +450,7 @@ export interface paths {
         query?: never;
         header?: never;
         path: {
-          kind: 'merge_wal' | 'compact';
+          kind: 'merge_wal' | 'compact' | 'index_id';
           target: string;
         };
         cookie?: never;
@@ -716,7 +716,7 @@ export interface components {
       scanned_at: number;
       cooldowns: {
         /** @enum {string} */
-        kind: 'merge_wal' | 'compact';
+        kind: 'merge_wal' | 'compact' | 'index_id';
         target: string;
         failures: number;
         until_ms: number | null;
@@ -737,3 +737,6 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export type operations = Record<string, never>;
+
+/** Every task kind the master accepts, in its order. */
+export const TASK_KINDS = ['merge_wal', 'compact', 'index_id'] as const;

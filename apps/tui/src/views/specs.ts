@@ -1,4 +1,12 @@
-import type { Cooldown, Store, Task, TaskKind, TaskState, Worker } from '../api/types.js';
+import {
+  type Cooldown,
+  type Store,
+  type Task,
+  type TaskKind,
+  type TaskState,
+  type Worker,
+  TASK_KINDS,
+} from '../api/types.js';
 import { formatAgo, formatCount, formatCountdown, formatDuration } from '../format.js';
 import { type FleetData, cooldownKey, isCooling } from '../state/fleet.js';
 import type { Tone } from '../theme.js';
@@ -184,7 +192,7 @@ export const COOLDOWNS: ListSpec<Cooldown> = {
 /** The cooldown records of one store, live. */
 export function storeCooldowns(name: string, data: FleetData): Cooldown[] {
   const out: Cooldown[] = [];
-  for (const kind of ['merge_wal', 'compact'] as const) {
+  for (const kind of TASK_KINDS) {
     const c = data.cooldowns?.get(cooldownKey(kind, name));
     if (c) out.push(c);
   }

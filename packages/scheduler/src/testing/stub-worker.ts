@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 export interface StubRequest {
   readonly method: string;
   readonly path: string;
-  /** The store name for merge-wal/compact routes. */
+  /** The store name for per-store routes (`/api/v1/internal/<route>/<name>`). */
   readonly name: string | undefined;
   readonly authorization: string | undefined;
 }
@@ -41,7 +41,7 @@ export async function startStubWorker(
     maxInFlight = Math.max(maxInFlight, inFlight);
     res.on('close', () => inFlight--);
     const path = (req.url ?? '/').split('?')[0]!;
-    const m = /^\/api\/v1\/internal\/(?:merge-wal|compact)\/([^/]+)$/.exec(path);
+    const m = /^\/api\/v1\/internal\/[a-z-]+\/([^/]+)$/.exec(path);
     const request: StubRequest = {
       method: req.method ?? 'GET',
       path,

@@ -14,8 +14,8 @@ export interface StubStore {
 /** A stub worker with a little state: merges reclaim pending generations, compactions shrink fragments. */
 export interface FleetStub extends StubWorker {
   readonly stores: Map<string, StubStore>;
-  /** Merge/compact calls per store name. */
-  calls(kind: 'merge-wal' | 'compact', name: string): number;
+  /** Calls of a per-store route (`merge-wal`, `compact`, …) for one store name. */
+  calls(route: string, name: string): number;
 }
 
 /** Starts a stateful stub worker owning `stores`. */
@@ -48,13 +48,14 @@ export async function startFleetStub(stores: Record<string, Partial<StubStore>>)
       store.pending = 0;
       return { status: 200, body: { reclaimed } };
     }
+    if (req.path.includes('/index-id/')) return { status: 200, body: { index_type: 'btree' } };
     const removed = store.fragments;
     store.fragments = 1;
     return { status: 200, body: { fragments_removed: removed, fragments_added: 1 } };
   });
   return Object.assign(worker, {
     stores: map,
-    calls: (kind: 'merge-wal' | 'compact', name: string) =>
-      worker.requests.filter((r) => r.path.includes(`/${kind}/`) && r.name === name).length,
+    calls: (route: string, name: string) =>
+      worker.requests.filter((r) => r.path.includes(`/${route}/`) && r.name === name).length,
   });
 }

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 
 /** Options of the one-command demo. */
@@ -27,8 +26,11 @@ export const DEMO_MASTER_ENV = {
   WORKER_TIMEOUT_SECS: '10',
 } as const;
 
-const simBin = join(dirname(fileURLToPath(import.meta.url)), '../bin/maintd-sim.js');
-const masterBin = join(dirname(createRequire(import.meta.url).resolve('@maintd/master/package.json')), 'bin/maintd.js');
+// The binaries of the workspace packages this launcher depends on (tools may depend on apps).
+const require = createRequire(import.meta.url);
+const binOf = (pkg: string, bin: string): string => join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', bin);
+const simBin = binOf('@maintd/sim', 'maintd-sim.js');
+const masterBin = binOf('@maintd/master', 'maintd.js');
 
 /**
  * `pnpm demo`: simulated workers and a `maintd` on its embedded store, as two real processes

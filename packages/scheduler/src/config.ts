@@ -1,9 +1,17 @@
-import type { CooldownPolicy } from '@maintd/core';
+import type { CooldownPolicy, TaskKind } from '@maintd/core';
 
 /** Log levels pino understands. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 /** A pino log level. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** One kind's sweep settings. */
+export interface SweepConfig {
+  /** Seconds between sweeps; 0 disables the sweep. */
+  readonly intervalSecs: number;
+  /** Backlog (from the store's stats) at which a store is due. */
+  readonly threshold: number;
+}
 
 /**
  * The master's effective configuration, parsed once at the edge by `env.ts` (DESIGN §3.1).
@@ -39,19 +47,15 @@ export interface Config {
     /** WORKER_TIMEOUT_SECS, default 60: per worker request. */
     readonly timeoutSecs: number;
   };
-  /** Loop intervals in seconds; 0 disables that loop. */
   readonly intervals: {
+    /** STATS_SCAN_INTERVAL_SECS, default 60; 0 disables the scan. */
     readonly statsScanSecs: number;
-    readonly mergeWalSecs: number;
-    readonly compactionSecs: number;
   };
   readonly sweeps: {
-    /** MERGE_WAL_MIN_GENERATIONS, default 8. */
-    readonly mergeWalMinGenerations: number;
-    /** MIN_FRAGMENTS, default 16. */
-    readonly minFragments: number;
     /** SWEEP_MAX_NEW_TASKS, default 256. */
     readonly maxNewTasks: number;
+    /** Each sweeping kind's settings (named by its spec, e.g. MERGE_WAL_INTERVAL_SECS). */
+    readonly kinds: Readonly<Partial<Record<TaskKind, SweepConfig>>>;
   };
   readonly pools: {
     /** TASK_CONCURRENCY, default 4 (general pool: compact). */

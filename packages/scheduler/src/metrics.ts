@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { TASK_KINDS } from '@maintd/core';
+import { KIND_NAMES } from './kinds/index.js';
 
 /** Buckets of job-latency histograms (seconds), as the original master. */
 const JOB_BUCKETS = [0.5, 2, 10, 30, 120, 600, 1800];
@@ -132,7 +132,7 @@ export function createMetrics(options: { readonly processMetrics?: boolean } = {
     }),
   };
   // Zero series exist from the start, so rate() and alerts see the kinds before the first event.
-  for (const kind of TASK_KINDS) {
+  for (const kind of KIND_NAMES) {
     m.cooldowns.inc({ kind }, 0);
     m.guardOverflow.inc({ kind }, 0);
     m.queueDepth.set({ kind }, 0);

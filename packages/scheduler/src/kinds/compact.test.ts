@@ -1,6 +1,6 @@
 import type { TaskOutcome } from '@maintd/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type StubReply, type StubWorker, refusedUrl, startStubWorker } from '../../test/stub-worker.js';
+import { type StubReply, type StubWorker, refusedUrl, startStubWorker } from '../testing/stub-worker.js';
 import { runCompact } from './compact.js';
 
 const workers: StubWorker[] = [];

@@ -1,7 +1,7 @@
 import { DEFAULT_COOLDOWN_POLICY, MIN_SESSION_TTL_SECS, TASK_KINDS } from '@maintd/core';
 import { describe, expect, it, vi } from 'vitest';
 import type { Config } from './config.js';
-import { type LoadConfigInput, type LoadResult, loadConfig, readProcessEnv, settings } from './env.js';
+import { type LoadConfigInput, type LoadResult, loadConfig, settings } from './settings.js';
 
 function load(
   argv: readonly string[] = [],
@@ -98,8 +98,11 @@ describe('loadConfig defaults', () => {
         leaseTtlSecs: 30,
       },
       workers: { endpoints: [], token: undefined, timeoutSecs: 60 },
-      intervals: { statsScanSecs: 60, mergeWalSecs: 600, compactionSecs: 600 },
-      sweeps: { mergeWalMinGenerations: 8, minFragments: 16, maxNewTasks: 256 },
+      intervals: { statsScanSecs: 60 },
+      sweeps: {
+        maxNewTasks: 256,
+        kinds: { merge_wal: { intervalSecs: 600, threshold: 8 }, compact: { intervalSecs: 600, threshold: 16 } },
+      },
       pools: { taskConcurrency: 4, mergeWalConcurrency: 4 },
       tasks: { maxAttempts: 5, historyLimit: 1000, historyTtlSecs: 86400 },
       cooldown: {
@@ -107,7 +110,7 @@ describe('loadConfig defaults', () => {
         baseSecs: 600,
         maxSecs: 21600,
         jitter: 0.1,
-        kinds: ['merge_wal', 'compact'],
+        kinds: ['merge_wal', 'compact', 'index_id'],
         maxPercent: 25,
         countInfrastructure: false,
       },
@@ -147,7 +150,6 @@ describe('loadConfig defaults', () => {
     vi.stubEnv('MASTER_PORT', '9999');
     try {
       expect(config().port).toBe(8090);
-      expect(readProcessEnv().MASTER_PORT).toBe('9999');
     } finally {
       vi.unstubAllEnvs();
     }
@@ -223,10 +225,14 @@ describe('precedence', () => {
 
 describe('parsing values', () => {
   it('accepts 0 for intervals, disabling those loops', () => {
-    expect(
-      config([], { STATS_SCAN_INTERVAL_SECS: '0', MERGE_WAL_INTERVAL_SECS: '0', COMPACTION_INTERVAL_SECS: '0' })
-        .intervals,
-    ).toEqual({ statsScanSecs: 0, mergeWalSecs: 0, compactionSecs: 0 });
+    const c = config([], {
+      STATS_SCAN_INTERVAL_SECS: '0',
+      MERGE_WAL_INTERVAL_SECS: '0',
+      COMPACTION_INTERVAL_SECS: '0',
+    });
+    expect(c.intervals).toEqual({ statsScanSecs: 0 });
+    expect(c.sweeps.kinds.merge_wal?.intervalSecs).toBe(0);
+    expect(c.sweeps.kinds.compact?.intervalSecs).toBe(0);
   });
 
   it('accepts the boundary values of every range', () => {

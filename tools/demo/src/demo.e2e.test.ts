@@ -5,7 +5,7 @@ import type { StoreStats, TaskCooldown, TaskRecord } from '@maintd/core';
 import { eventually as retryUntil, freePort } from '@maintd/core/testing';
 import { describe, expect, it } from 'vitest';
 
-const BIN = join(dirname(fileURLToPath(import.meta.url)), '../bin/maintd-sim.js');
+const BIN = join(dirname(fileURLToPath(import.meta.url)), '../bin/demo.js');
 
 const eventually = <T>(check: () => Promise<T>, timeoutMs: number): Promise<T> => retryUntil(check, timeoutMs, 250);
 
@@ -21,7 +21,7 @@ const alive = (pid: number): boolean => {
 describe('the demo', () => {
   it('cools down exactly the broken stores after the threshold while healthy stores get merged, and stops cleanly', async () => {
     const port = await freePort();
-    const demo = spawn(process.execPath, [BIN, 'demo', `--port=${port}`, '--stores=24', '--broken=3', '--seed=2'], {
+    const demo = spawn(process.execPath, [BIN, `--port=${port}`, '--stores=24', '--broken=3', '--seed=2'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

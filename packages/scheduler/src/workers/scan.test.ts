@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type StubReply, type StubWorker, refusedUrl, startStubWorker } from '../../test/stub-worker.js';
+import { type StubReply, type StubWorker, refusedUrl, startStubWorker } from '../testing/stub-worker.js';
 import { scanWorkers } from './scan.js';
 
 const workers: StubWorker[] = [];

@@ -6,16 +6,17 @@ import {
   type Kv,
   type StoreStats,
   StoreUnavailableError,
-  TASK_KINDS,
   type TaskKind,
+  isCooling,
   type TaskOutcome,
   type TaskStore,
 } from '@maintd/core';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { runCompact } from './executors/compact.js';
-import { type WorkerAttempt, runMergeWal } from './executors/merge-wal.js';
+import type { WorkerAttempt } from './executor.js';
+import { KIND_NAMES, kindSpec } from './kinds/index.js';
+import type { KindRun, PoolName } from './kinds/spec.js';
 import type { Metrics } from './metrics.js';
 import { scanWorkers } from './workers/scan.js';
 
@@ -57,19 +58,15 @@ export interface ScanSummary {
 }
 
 interface Pool {
-  readonly name: string;
+  readonly name: PoolName;
   readonly kinds: readonly TaskKind[];
   readonly size: number;
   readonly running: Set<Promise<void>>;
   wake: AbortController;
 }
 
-/** Periodic jobs, named as in etcd (`P/sweeps/<name>`), one run per interval fleet-wide. */
-const JOBS = {
-  scan: 'stats-scan',
-  merge_wal: 'merge-wal-sweep',
-  compact: 'compaction-sweep',
-} as const;
+/** The stats scan's periodic job, named as in etcd (`P/sweeps/<name>`); sweeps are named by their kinds. */
+const SCAN_JOB = 'stats-scan';
 
 /** How long an idle pool sleeps when no queue event wakes it. */
 const POLL_MS = 2000;
@@ -99,10 +96,11 @@ export class Scheduler {
     // default cap of 10 listeners would warn on any fleet of ten workers.
     setMaxListeners(1000, this.#stop.signal, this.#abandon.signal);
     const { taskConcurrency, mergeWalConcurrency } = deps.config.pools;
+    const of = (name: PoolName): TaskKind[] => KIND_NAMES.filter((k) => kindSpec(k).pool === name);
     this.#pools =
       mergeWalConcurrency > 0
-        ? [pool('general', ['compact'], taskConcurrency), pool('merge', ['merge_wal'], mergeWalConcurrency)]
-        : [pool('general', TASK_KINDS, taskConcurrency)];
+        ? [pool('general', of('general'), taskConcurrency), pool('merge', of('merge'), mergeWalConcurrency)]
+        : [pool('general', KIND_NAMES, taskConcurrency)];
     for (const endpoint of deps.config.workers.endpoints) {
       this.#workers.set(endpoint, { endpoint, ok: null, error: null, last_scan_at: null, stores: 0 });
     }
@@ -112,10 +110,13 @@ export class Scheduler {
   start(): void {
     if (this.#started) return;
     this.#started = true;
-    const { intervals } = this.#d.config;
-    this.#periodic(JOBS.scan, intervals.statsScanSecs, () => this.scanOnce());
-    this.#periodic(JOBS.merge_wal, intervals.mergeWalSecs, () => this.sweepOnce('merge_wal'));
-    this.#periodic(JOBS.compact, intervals.compactionSecs, () => this.sweepOnce('compact'));
+    const { intervals, sweeps } = this.#d.config;
+    this.#periodic(SCAN_JOB, intervals.statsScanSecs, () => this.scanOnce());
+    for (const kind of KIND_NAMES) {
+      const sweep = kindSpec(kind).sweep;
+      const every = sweeps.kinds[kind]?.intervalSecs ?? 0;
+      if (sweep) this.#periodic(sweep.job, every, () => this.sweepOnce(kind));
+    }
     this.#loops.push(this.#recoveryLoop(), this.#queueDepthLoop(), ...this.#pools.map((p) => this.#poolLoop(p)));
     void this.#watchQueue();
   }
@@ -223,8 +224,10 @@ export class Scheduler {
       store.coolingTargets(kind),
       store.activeTargets(kind),
     ]);
-    const metric = (r: StoreStats): number => (kind === 'merge_wal' ? r.pending_wal_generations : r.fragment_count);
-    const threshold = kind === 'merge_wal' ? config.sweeps.mergeWalMinGenerations : config.sweeps.minFragments;
+    const sweep = kindSpec(kind).sweep;
+    const threshold = config.sweeps.kinds[kind]?.threshold;
+    if (!sweep || threshold === undefined) throw new Error(`${kind} has no sweep`);
+    const metric = sweep.backlog;
     const candidates = rows
       .filter((r) => metric(r) >= threshold)
       .sort((a, b) => metric(b) - metric(a) || (a.name < b.name ? -1 : 1));
@@ -293,7 +296,7 @@ export class Scheduler {
   async #queueDepthLoop(): Promise<void> {
     do {
       try {
-        for (const kind of TASK_KINDS) this.#d.metrics.queueDepth.set({ kind }, await this.#d.store.queueDepth(kind));
+        for (const kind of KIND_NAMES) this.#d.metrics.queueDepth.set({ kind }, await this.#d.store.queueDepth(kind));
       } catch {
         // The gauge keeps its last value while the store is away; readiness reports the outage.
       }
@@ -363,36 +366,27 @@ export class Scheduler {
     const { config, clock, metrics, store } = this.#d;
     const { task } = claim;
     const started = clock.now();
-    let outcome: TaskOutcome;
-    let attempts: readonly WorkerAttempt[] = [];
+    let run: KindRun;
     try {
-      const deps = {
+      run = await kindSpec(task.kind).run(task.target, {
         endpoints: config.workers.endpoints,
         timeoutMs: config.workers.timeoutSecs * 1000,
         token: config.workers.token,
         signal: this.#abandon.signal,
         now: () => clock.now(),
         clock,
+        metrics,
+        owners: async () => (await store.getStats(task.target).catch(() => undefined))?.owners,
         ...(this.#d.fetch ? { fetch: this.#d.fetch } : {}),
-      };
-      if (task.kind === 'merge_wal') {
-        const r = await runMergeWal(task.target, deps);
-        outcome = r.outcome;
-        attempts = r.attempts;
-        metrics.generationsReclaimed.inc(r.reclaimed);
-        for (const a of r.attempts) {
-          metrics.mergeWorkers.inc({ result: a.result });
-          metrics.mergeWorkerDuration.observe(a.seconds);
-        }
-      } else {
-        const owners = (await store.getStats(task.target).catch(() => undefined))?.owners;
-        const r = await runCompact(task.target, { ...deps, ...(owners ? { owners } : {}) });
-        outcome = r.outcome;
-        attempts = r.attempts;
-      }
+      });
     } catch (err) {
-      outcome = { ok: false, error: `executor failed: ${String(err)}`, errorClass: 'infrastructure' };
+      run = {
+        outcome: { ok: false, error: `executor failed: ${String(err)}`, errorClass: 'infrastructure' },
+        attempts: [],
+      };
     }
+    const { outcome } = run;
+    const attempts: readonly WorkerAttempt[] = run.attempts;
     if (this.#abandon.signal.aborted) {
       this.#d.logger.warn(
         { task_id: task.id, kind: task.kind, target: task.target },
@@ -414,8 +408,10 @@ export class Scheduler {
       workers: attempts.length,
     };
     if (!finished) return;
-    if (outcome.ok) this.#d.logger.info({ ...line, state: 'done', detail: outcome.detail }, 'task done');
-    else
+    if (outcome.ok) {
+      this.#d.logger.info({ ...line, state: 'done', detail: outcome.detail }, 'task done');
+      await this.#followUps(task.kind, task.target, run.facts ?? {});
+    } else
       this.#d.logger.warn(
         { ...line, state: 'failed', error: outcome.error, error_class: outcome.errorClass },
         'task failed',
@@ -447,6 +443,31 @@ export class Scheduler {
           return undefined;
         }
         backoff = Math.min(backoff * 2, 5000);
+      }
+    }
+  }
+
+  /**
+   * Enqueues the kinds that follow a success of `kind` (e.g. index_id after a compaction that
+   * added fragments): source `sweep`, deduped, and skipped while the target cools for that kind,
+   * as a sweep would. Best-effort: the finished task's outcome is committed already.
+   */
+  async #followUps(kind: TaskKind, target: string, facts: Readonly<Record<string, number>>): Promise<void> {
+    const { store, metrics, logger, clock } = this.#d;
+    for (const next of KIND_NAMES) {
+      const follows = kindSpec(next).follows;
+      if (!follows || follows.after !== kind || !follows.when(facts)) continue;
+      try {
+        const cooldown = await store.getCooldown(next, target);
+        if (cooldown && isCooling(cooldown, clock.now())) {
+          metrics.sweepSkipped.inc({ kind: next, reason: 'cooldown' });
+          continue;
+        }
+        const res = await store.enqueue(next, target, { source: 'sweep' });
+        if (res.created) metrics.enqueued.inc({ kind: next, source: 'sweep' });
+        logger.debug({ kind: next, target, after: kind, created: res.created }, 'follow-up enqueued');
+      } catch (err) {
+        logger.warn({ err, kind: next, target, after: kind }, 'follow-up enqueue failed');
       }
     }
   }
@@ -507,7 +528,7 @@ export class Scheduler {
   }
 }
 
-function pool(name: string, kinds: readonly TaskKind[], size: number): Pool {
+function pool(name: PoolName, kinds: readonly TaskKind[], size: number): Pool {
   return { name, kinds, size, running: new Set(), wake: new AbortController() };
 }
 

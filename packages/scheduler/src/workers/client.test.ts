@@ -2,7 +2,7 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type StubReply, type StubWorker, refusedUrl, startStubWorker } from '../../test/stub-worker.js';
+import { type StubReply, type StubWorker, refusedUrl, startStubWorker } from '../testing/stub-worker.js';
 import { type WorkerResult, callWorker } from './client.js';
 
 const Reply = z.object({ reclaimed: z.number().int().nonnegative() });

@@ -1,0 +1,16 @@
+export {
+  ErrorSchema,
+  MAX_BODY_BYTES,
+  OPENAPI_INFO,
+  ROUTES,
+  enqueueRoute,
+  getTaskRoute,
+  listCooldownsRoute,
+  listTasksRoute,
+  mastersRoute,
+  openApiDocument,
+  resetCooldownRoute,
+  resetCooldownsRoute,
+  storesRoute,
+  workersRoute,
+} from './routes.js';

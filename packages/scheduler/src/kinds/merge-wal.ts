@@ -1,0 +1,114 @@
+import type { TaskOutcome } from '@maintd/core';
+import { timerSecs, setting, wholeNumber } from '@maintd/settings';
+import { z } from 'zod';
+import {
+  type ExecutorDeps,
+  NO_ENDPOINTS_ERROR,
+  type WorkerAttempt,
+  bound,
+  callStoreRoute,
+  checkTarget,
+} from '../executor.js';
+import type { KindSpec } from './spec.js';
+
+/** One worker call of a merge, with the generations that worker folded (0 unless `ok`). */
+export interface MergeWalAttempt extends WorkerAttempt {
+  readonly reclaimed: number;
+}
+
+/** What a merge_wal run came to. */
+export interface MergeWalResult {
+  readonly outcome: TaskOutcome;
+  /** Generations reclaimed over all workers. */
+  readonly reclaimed: number;
+  /** Every worker call, in call order. */
+  readonly attempts: readonly MergeWalAttempt[];
+}
+
+const MergeReplySchema = z.object({ reclaimed: z.number().int().nonnegative() });
+
+/**
+ * Merges a store's pending WAL generations on every worker (DESIGN §3.2). The calls are serial:
+ * every worker commits to the same base table, and concurrent commits conflict and give up.
+ * A 404 means the worker owns no shard (0 generations, a success). Errors with nothing merged
+ * fail the task, `target` if a worker answered with an error, so a broken store enters the
+ * cooldown; errors beside progress leave it done, with the errors in the detail.
+ */
+export async function runMergeWal(target: string, deps: ExecutorDeps): Promise<MergeWalResult> {
+  const invalid = checkTarget(target);
+  if (invalid) return { outcome: invalid, reclaimed: 0, attempts: [] };
+  if (deps.endpoints.length === 0) {
+    return {
+      outcome: { ok: false, error: NO_ENDPOINTS_ERROR, errorClass: 'infrastructure' },
+      reclaimed: 0,
+      attempts: [],
+    };
+  }
+  const attempts: MergeWalAttempt[] = [];
+  const errors: string[] = [];
+  let total = 0;
+  let answered = 0;
+  let httpErrors = 0;
+
+  for (const endpoint of deps.endpoints) {
+    if (deps.signal?.aborted) {
+      const left = deps.endpoints.length - attempts.length;
+      errors.push(`aborted before calling ${left} of ${deps.endpoints.length} workers`);
+      break;
+    }
+    const { result: r, attempt } = await callStoreRoute(endpoint, 'merge-wal', target, MergeReplySchema, deps);
+    const reclaimed = r.kind === 'ok' ? r.value.reclaimed : 0;
+    attempts.push({ ...attempt, reclaimed });
+    if (r.kind === 'ok' || r.kind === 'not_found') {
+      answered++;
+      // Clamped so that a fleet of absurd replies still sums to a valid integer.
+      total = Math.min(total + reclaimed, Number.MAX_SAFE_INTEGER);
+    } else {
+      if (r.kind === 'http_error') httpErrors++;
+      errors.push(r.message);
+    }
+  }
+
+  const summary = `merged ${total} generations across ${answered}/${deps.endpoints.length} workers`;
+  let outcome: TaskOutcome;
+  if (errors.length === 0) {
+    outcome = { ok: true, detail: summary };
+  } else if (total > 0) {
+    outcome = { ok: true, detail: bound(`${summary}; errors: ${errors.join('; ')}`) };
+  } else {
+    outcome = {
+      ok: false,
+      error: bound(`${summary}; ${errors.join('; ')}`),
+      errorClass: httpErrors > 0 ? 'target' : 'infrastructure',
+    };
+  }
+  return { outcome, reclaimed: total, attempts };
+}
+
+/** `merge_wal`: fold a store's pending WAL generations into its base table, on every worker. */
+export const mergeWal = {
+  pool: 'merge',
+  sweep: {
+    job: 'merge-wal-sweep',
+    intervalSetting: 'MERGE_WAL_INTERVAL_SECS',
+    thresholdSetting: 'MERGE_WAL_MIN_GENERATIONS',
+    backlog: (row) => row.pending_wal_generations,
+  },
+  settings: {
+    MERGE_WAL_INTERVAL_SECS: setting(timerSecs(0), '600', {
+      description: 'How often the merge-wal sweep runs; 0 disables automatic merges.',
+    }),
+    MERGE_WAL_MIN_GENERATIONS: setting(wholeNumber(1), '8', {
+      description: 'Pending WAL generations at which the sweep enqueues a merge.',
+    }),
+  },
+  run: async (target, ctx) => {
+    const r = await runMergeWal(target, ctx);
+    ctx.metrics.generationsReclaimed.inc(r.reclaimed);
+    for (const a of r.attempts) {
+      ctx.metrics.mergeWorkers.inc({ result: a.result });
+      ctx.metrics.mergeWorkerDuration.observe(a.seconds);
+    }
+    return { outcome: r.outcome, attempts: r.attempts, facts: { reclaimed: r.reclaimed } };
+  },
+} satisfies KindSpec;

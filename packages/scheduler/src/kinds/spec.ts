@@ -1,0 +1,60 @@
+import type { StoreStats, TaskKind, TaskOutcome } from '@maintd/core';
+import type { z } from 'zod';
+import type { ExecutorDeps, WorkerAttempt } from '../executor.js';
+import type { Metrics } from '../metrics.js';
+
+/** The scheduler's pools (DESIGN §3.2); with MERGE_WAL_CONCURRENCY 0 the general pool runs every kind. */
+export type PoolName = 'general' | 'merge';
+
+/** A kind's automatic sweep: which stores are due, and the settings that pace it. */
+export interface SweepSpec {
+  /** Name of the periodic job in etcd (`P/sweeps/<job>`), one run per interval fleet-wide. */
+  readonly job: string;
+  /** The setting (env var) holding the sweep interval in seconds; 0 disables the sweep. */
+  readonly intervalSetting: string;
+  /** The setting (env var) holding the backlog at which a store is due. */
+  readonly thresholdSetting: string;
+  /** A store's backlog for this kind, from its stats row; the sweep serves the biggest first. */
+  readonly backlog: (row: StoreStats) => number;
+}
+
+/** What one run of a kind needs: the worker fan-out's settings, the metrics, the store's owners. */
+export interface KindContext extends ExecutorDeps {
+  readonly metrics: Metrics;
+  /** The endpoints the last stats scan saw report the store; undefined when unknown. */
+  readonly owners: () => Promise<readonly string[] | undefined>;
+}
+
+/** What one run of a kind came to. */
+export interface KindRun {
+  readonly outcome: TaskOutcome;
+  /** Every worker call, in call order. */
+  readonly attempts: readonly WorkerAttempt[];
+  /** Numbers the run reported (e.g. `fragments_added`), for the kinds that follow up on it. */
+  readonly facts?: Readonly<Record<string, number>>;
+}
+
+/** A kind that is enqueued after another kind's task on the same store succeeds. */
+export interface FollowUp {
+  /** The kind whose success may lead to this one. */
+  readonly after: TaskKind;
+  /** Whether that run calls for this kind (from its facts). */
+  readonly when: (facts: Readonly<Record<string, number>>) => boolean;
+}
+
+/**
+ * One task kind as a plug-in (DESIGN §2.1): everything the scheduler, the settings, the metrics
+ * and the API need to know about it. A kind is one file in `kinds/` plus one registry line.
+ */
+export interface KindSpec {
+  /** The pool whose slots run it. */
+  readonly pool: PoolName;
+  /** Its automatic sweep; absent for kinds enqueued only by hand or as a follow-up. */
+  readonly sweep?: SweepSpec;
+  /** Its enqueue as a follow-up of another kind (source `sweep`, deduped, cooldown-gated). */
+  readonly follows?: FollowUp;
+  /** Settings this kind adds to the settings schema, keyed by env var. */
+  readonly settings: Readonly<Record<string, z.ZodType>>;
+  /** Runs one task of this kind against the workers. Never rejects for worker misbehaviour. */
+  readonly run: (target: string, ctx: KindContext) => Promise<KindRun>;
+}

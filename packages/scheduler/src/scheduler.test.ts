@@ -1,0 +1,96 @@
+import { FakeClock, MemoryKv, type TaskKind, type TaskRecord } from '@maintd/core';
+import { eventually } from '@maintd/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KINDS, KIND_NAMES, kindSpec } from './kinds/index.js';
+import { type FleetStub, type TestScheduler, openScheduler, startFleetStub } from './testing/index.js';
+
+describe('Scheduler over the kind registry', () => {
+  const cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanup.splice(0).reverse()) await c();
+  });
+
+  async function setup(
+    stores: Parameters<typeof startFleetStub>[0],
+    cooldown: { afterFailures: number } = { afterFailures: 2 },
+  ): Promise<{ fleet: FleetStub; s: TestScheduler; clock: FakeClock }> {
+    const fleet = await startFleetStub(stores);
+    cleanup.push(() => fleet.close());
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const kv = new MemoryKv({ clock });
+    cleanup.push(() => kv.close());
+    const s = await openScheduler(kv, clock, {
+      workers: { endpoints: [fleet.url] },
+      cooldown: { ...cooldown, maxPercent: 100 },
+    });
+    cleanup.push(() => s.close());
+    return { fleet, s, clock };
+  }
+
+  /** Waits until nothing is queued or running, then returns every task, oldest first. */
+  async function drained(s: TestScheduler): Promise<TaskRecord[]> {
+    return eventually(async () => {
+      expect(s.scheduler.idle).toBe(true);
+      expect(await s.store.queueDepth()).toBe(0);
+      const { tasks } = await s.store.listTasks({ limit: 200 });
+      return [...tasks].reverse();
+    });
+  }
+
+  it('runs an index build after a compaction that added fragments, to done on the store’s owner', async () => {
+    const { fleet, s } = await setup({ big: { fragments: 40 }, small: { fragments: 2 } });
+    await s.scheduler.scanOnce();
+    expect(await s.scheduler.sweepOnce('compact')).toMatchObject({ candidates: 1, enqueued: 1 });
+    s.scheduler.start();
+    const tasks = await drained(s);
+    expect(tasks.map((t) => [t.kind, t.target, t.state, t.source, t.detail])).toEqual([
+      ['compact', 'big', 'done', 'sweep', 'removed 40 / added 1 fragments'],
+      ['index_id', 'big', 'done', 'sweep', 'built btree index on id'],
+    ]);
+    expect(fleet.calls('index-id', 'big')).toBe(1);
+    expect(fleet.calls('index-id', 'small')).toBe(0);
+    const metrics = await s.metrics.registry.metrics();
+    expect(metrics).toMatch(/^master_task_enqueued_total\{kind="index_id",source="sweep"\} 1$/m);
+    expect(metrics).toMatch(/^master_tasks_total\{kind="index_id",result="success"\} 1$/m);
+  });
+
+  it('runs a manual index build and cools a broken store down for index_id like any kind', async () => {
+    const { fleet, s, clock } = await setup({ broken: { broken: true }, fine: {} });
+    s.scheduler.start();
+    for (let i = 0; i < 2; i++) {
+      await s.store.enqueue('index_id', 'broken', { source: 'manual' });
+      await drained(s);
+    }
+    const cooldown = await s.store.getCooldown('index_id', 'broken');
+    expect(cooldown).toMatchObject({ failures: 2, last_error_class: 'target' });
+    expect(cooldown?.until_ms).toBeGreaterThan(clock.now());
+    expect(cooldown?.last_error).toContain('Not found: /data/broken.lance');
+    expect(await s.store.getCooldown('compact', 'broken')).toBeUndefined();
+    expect(fleet.calls('index-id', 'broken')).toBe(2);
+
+    await s.store.enqueue('index_id', 'fine', { source: 'manual' });
+    const tasks = await drained(s);
+    expect(tasks.at(-1)).toMatchObject({ kind: 'index_id', target: 'fine', state: 'done' });
+    expect(await s.metrics.registry.metrics()).toMatch(/^master_task_cooldowns_total\{kind="index_id"\} 1$/m);
+  });
+
+  it('does not follow a compaction up with an index build while the store cools for index_id', async () => {
+    const { s } = await setup({ big: { fragments: 40 } }, { afterFailures: 1 });
+    await s.store.recordFailure('index_id', 'big', 'earlier', 'Not found: …', 'target');
+    await s.store.enqueue('compact', 'big', { source: 'manual' });
+    s.scheduler.start();
+    const tasks = await drained(s);
+    expect(tasks.map((t) => [t.kind, t.state])).toEqual([['compact', 'done']]);
+    expect(await s.metrics.registry.metrics()).toMatch(
+      /^master_sweep_skipped_total\{kind="index_id",reason="cooldown"\} 1$/m,
+    );
+  });
+
+  it('gives every kind with a sweep its own periodic job and threshold setting', () => {
+    const sweeping = KIND_NAMES.filter((k: TaskKind) => kindSpec(k).sweep !== undefined);
+    expect(sweeping).toEqual(['merge_wal', 'compact']);
+    const jobs = sweeping.map((k) => kindSpec(k).sweep?.job);
+    expect(new Set(jobs).size).toBe(jobs.length);
+    expect(Object.keys(KINDS)).toEqual(KIND_NAMES);
+  });
+});

@@ -1,0 +1,343 @@
+/**
+ * The master's settings (DESIGN §3.1): parsing argv and an env map into a {@link Config}. The
+ * binary's `env.ts` is the only reader of `process.env`; it hands the map in here.
+ *
+ * One zod schema, {@link SettingsSchema}, is the source of truth for every setting: each field
+ * is keyed by its env var, carries its default (applied by the schema itself) and is registered
+ * with its description and secrecy. Flags, `--help`, `--print-config` and error messages are all
+ * derived from it, so a setting cannot exist in one place and be missing from another.
+ */
+import { type CooldownPolicy, MIN_SESSION_TTL_SECS, type TaskKind } from '@maintd/core';
+import {
+  type SettingDescriptor as Descriptor,
+  type ValueType,
+  bool,
+  decimal,
+  fail,
+  oneOf,
+  optional,
+  setting,
+  settingsLoader,
+  text,
+  timerSecs,
+  urlList,
+  wholeNumber,
+  word,
+} from '@maintd/settings';
+import { z } from 'zod';
+import { type Config, LOG_LEVELS, type SweepConfig } from './config.js';
+import { KINDS, KIND_NAMES } from './kinds/index.js';
+import type { KindSpec } from './kinds/spec.js';
+
+// ---- value types of the master's own --------------------------------------------------------
+
+const logLevel = oneOf(LOG_LEVELS, 'level');
+
+const taskKinds: ValueType<readonly TaskKind[]> = {
+  placeholder: 'kinds',
+  schema: z.string().transform((raw, ctx) => {
+    const expected = `expected "all" or a comma-separated list of ${KIND_NAMES.join(', ')}`;
+    const items = raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+    if (items.length === 1 && items[0] === 'all') return KIND_NAMES;
+    const unknown = items.find((s) => !(KIND_NAMES as readonly string[]).includes(s));
+    if (unknown !== undefined) return fail(ctx, expected, { got: unknown });
+    if (items.length === 0) return fail(ctx, expected);
+    // Schema order, not input order, so equal settings compare and print equal.
+    return KIND_NAMES.filter((k) => items.includes(k));
+  }),
+};
+
+// ---- the schema --------------------------------------------------------------------------------
+
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+/** The settings every kind adds (its sweep's interval and threshold), merged in registry order. */
+type KindSettings = UnionToIntersection<(typeof KINDS)[TaskKind]['settings']>;
+const kindSettings = Object.assign({}, ...KIND_NAMES.map((k) => KINDS[k].settings)) as KindSettings;
+
+// ---- the shape------------------------------------------------------------------------
+
+const shape = {
+  MASTER_HOST: setting(word('host', 'an address'), '0.0.0.0', {
+    description: 'Address the HTTP API listens on.',
+  }),
+  MASTER_PORT: setting(wholeNumber(1, 65535, 'port'), '8090', {
+    description: 'Port the HTTP API listens on.',
+  }),
+  MASTER_ID: optional(word('id', 'an id', { forbid: /\//, why: 'without "/" (it is part of an etcd key)' }), {
+    description: "This master's identity in etcd; must be unique among the masters sharing ETCD_PREFIX.",
+    defaultText: '<hostname>-<pid>-<random>',
+  }),
+  MASTER_API_TOKEN: optional(word('token', 'a token'), {
+    description: 'Bearer token required for mutating API calls; unset = only loopback clients may mutate.',
+    secret: true,
+  }),
+  ETCD_ENDPOINTS: setting(urlList({ allowPath: false }), '', {
+    description: 'etcd endpoints; empty = embedded in-memory store (single master, not durable).',
+  }),
+  ETCD_PREFIX: setting(word('prefix', 'a key prefix'), '/maintd', {
+    description: 'Key prefix under which all maintd state lives in etcd.',
+  }),
+  ETCD_USERNAME: optional(text('user'), {
+    description: 'etcd user name; set together with ETCD_PASSWORD.',
+  }),
+  ETCD_PASSWORD: optional(text('password'), {
+    description: 'etcd password; set together with ETCD_USERNAME.',
+    secret: true,
+  }),
+  ETCD_CA_CERT: optional(text('path'), {
+    description: 'PEM file of the CA that signed the etcd server certificates; enables TLS.',
+  }),
+  ETCD_CLIENT_CERT: optional(text('path'), {
+    description: 'PEM file of the client certificate for etcd; needs ETCD_CLIENT_KEY and ETCD_CA_CERT.',
+  }),
+  ETCD_CLIENT_KEY: optional(text('path'), {
+    description: 'PEM file of the client private key for etcd; needs ETCD_CLIENT_CERT.',
+  }),
+  ETCD_LEASE_TTL_SECS: setting(timerSecs(MIN_SESSION_TTL_SECS), '30', {
+    description: `TTL of this master's session lease; peers recover its tasks this long after it dies (minimum ${MIN_SESSION_TTL_SECS}).`,
+  }),
+  WORKER_ENDPOINTS: setting(urlList({ allowPath: true }), '', {
+    description: 'Worker base URLs; empty = no workers (every task fails as an infrastructure failure).',
+  }),
+  WORKER_TOKEN: optional(word('token', 'a token'), {
+    description: 'Bearer token sent to workers; unset = no Authorization header.',
+    secret: true,
+  }),
+  WORKER_TIMEOUT_SECS: setting(timerSecs(1), '60', {
+    description: 'Timeout of each request to a worker.',
+  }),
+  STATS_SCAN_INTERVAL_SECS: setting(timerSecs(0), '60', {
+    description: 'How often worker store stats are scanned; 0 disables the scan.',
+  }),
+  ...kindSettings,
+  SWEEP_MAX_NEW_TASKS: setting(wholeNumber(1), '256', {
+    description: 'Most tasks one sweep enqueues.',
+  }),
+  TASK_CONCURRENCY: setting(wholeNumber(1), '4', {
+    description: 'Slots of the general pool (compactions; every kind when MERGE_WAL_CONCURRENCY is 0).',
+  }),
+  MERGE_WAL_CONCURRENCY: setting(wholeNumber(0), '4', {
+    description: 'Slots of the merge-wal pool; 0 = no separate pool, the general pool claims every kind.',
+  }),
+  TASK_MAX_ATTEMPTS: setting(wholeNumber(1), '5', {
+    description: 'Attempts before a task is given up as failed.',
+  }),
+  TASK_HISTORY_LIMIT: setting(wholeNumber(1), '1000', {
+    description: 'Finished tasks kept in history.',
+  }),
+  TASK_HISTORY_TTL_SECS: setting(wholeNumber(0, Number.MAX_SAFE_INTEGER, 'secs'), '86400', {
+    description: 'Age at which finished tasks leave history; 0 = only TASK_HISTORY_LIMIT applies.',
+  }),
+  TASK_COOLDOWN_AFTER_FAILURES: setting(wholeNumber(0), '3', {
+    description: 'Consecutive failures of a (kind, store) before sweeps skip it for a window; 0 disables cooldowns.',
+  }),
+  TASK_COOLDOWN_BASE_SECS: setting(wholeNumber(1, Number.MAX_SAFE_INTEGER, 'secs'), '600', {
+    description: 'First cooldown window; it doubles with every further failure.',
+  }),
+  TASK_COOLDOWN_MAX_SECS: setting(wholeNumber(1, Number.MAX_SAFE_INTEGER, 'secs'), '21600', {
+    description:
+      'Longest cooldown window, and how long a failure count is remembered; at least TASK_COOLDOWN_BASE_SECS.',
+  }),
+  TASK_COOLDOWN_JITTER: setting(decimal(0, 1, true, 'fraction'), '0.1', {
+    description:
+      'Fraction by which a window is shortened at most, so cooled stores do not return in lockstep; in [0, 1).',
+  }),
+  TASK_COOLDOWN_KINDS: setting(taskKinds, 'all', {
+    description: `Task kinds cooldowns apply to: all, or a comma-separated list of ${KIND_NAMES.join(', ')}.`,
+  }),
+  TASK_COOLDOWN_MAX_PERCENT: setting(decimal(0, 100, false, 'percent'), '25', {
+    description:
+      "Open no new window while more than this percentage of a kind's stores are cooling (the fleet is failing).",
+  }),
+  TASK_COOLDOWN_COUNT_INFRA: setting(bool, 'false', {
+    description: 'Count infrastructure failures (no worker answered) toward cooldowns, not only store failures.',
+  }),
+  SHUTDOWN_GRACE_SECS: setting(timerSecs(0), '30', {
+    description: 'How long running tasks may finish after SIGTERM/SIGINT before the session is released.',
+  }),
+  LOG_LEVEL: setting(logLevel, 'info', {
+    description: `Log level: ${LOG_LEVELS.join(', ')}.`,
+  }),
+};
+
+/** Env var name of a setting, e.g. `MASTER_PORT`. */
+export type EnvName = keyof typeof shape;
+
+/**
+ * The schema of every master setting, keyed by env var name (DESIGN §3.1, §2.7). Input: raw
+ * strings, absent when unset. Output: typed values with defaults applied.
+ */
+export const SettingsSchema = z.object(shape).superRefine(
+  (s, ctx) => {
+    const pair = (a: EnvName, b: EnvName, why: string): void => {
+      if ((s[a] === undefined) !== (s[b] === undefined)) {
+        const [set, unset] = s[a] === undefined ? [b, a] : [a, b];
+        ctx.addIssue({
+          code: 'custom',
+          path: [unset],
+          message: `required because ${set} is set (${why})`,
+          params: { got: null },
+        });
+      }
+    };
+    pair('ETCD_USERNAME', 'ETCD_PASSWORD', 'set both or neither');
+    pair('ETCD_CLIENT_CERT', 'ETCD_CLIENT_KEY', 'set both or neither');
+    if (s.ETCD_CLIENT_CERT !== undefined && s.ETCD_CA_CERT === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ETCD_CA_CERT'],
+        message: 'required because ETCD_CLIENT_CERT is set (a client certificate needs the CA)',
+        params: { got: null },
+      });
+    }
+    // etcd settings with no etcd mean a forgotten ETCD_ENDPOINTS, not a wish for the embedded store.
+    if (Array.isArray(s.ETCD_ENDPOINTS) && s.ETCD_ENDPOINTS.length === 0) {
+      const stray = (['ETCD_USERNAME', 'ETCD_CA_CERT', 'ETCD_CLIENT_CERT'] as const).filter((k) => s[k] !== undefined);
+      if (stray.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['ETCD_ENDPOINTS'],
+          message: `required because ${stray.join(', ')} ${stray.length === 1 ? 'is' : 'are'} set (empty means the embedded store, which would ignore ${stray.length === 1 ? 'it' : 'them'})`,
+        });
+      }
+    }
+    // Fields that failed their own parse are not numbers here; they are reported already.
+    if (
+      typeof s.TASK_COOLDOWN_BASE_SECS === 'number' &&
+      typeof s.TASK_COOLDOWN_MAX_SECS === 'number' &&
+      s.TASK_COOLDOWN_MAX_SECS < s.TASK_COOLDOWN_BASE_SECS
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TASK_COOLDOWN_MAX_SECS'],
+        message: `expected at least TASK_COOLDOWN_BASE_SECS (${s.TASK_COOLDOWN_BASE_SECS})`,
+      });
+    }
+  },
+  // Run even when a field failed, so one run reports every problem.
+  { when: () => true },
+);
+
+/** Parsed settings, keyed by env var name. */
+export type Settings = z.output<typeof SettingsSchema>;
+
+/** One setting, as `--help`, `--print-config`, tests and docs see it. */
+export type SettingDescriptor = Descriptor<EnvName>;
+
+const loader = settingsLoader({
+  program: 'maintd',
+  about: [
+    'Usage: maintd [flags]',
+    '',
+    'The maintd master: stats scans, maintenance sweeps, worker fan-out, failure cooldowns and',
+    'the HTTP API. Every setting is a flag and an environment variable; a flag overrides the',
+    'variable, and an empty value counts as unset (the default applies).',
+  ],
+  shape,
+  schema: SettingsSchema,
+  emptyDefaultText: 'empty',
+});
+
+/** Every setting, in schema order. */
+export const settings: readonly SettingDescriptor[] = loader.settings;
+
+// ---- loading -----------------------------------------------------------------------------------
+
+/** Everything {@link loadConfig} reads; passed in so parsing stays pure. */
+export interface LoadConfigInput {
+  /** Arguments after the script, i.e. `process.argv.slice(2)`. */
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly hostname: string;
+  readonly pid: number;
+  /** Random suffix of the default MASTER_ID. */
+  readonly random: () => string;
+}
+
+/** What startup should do. Bad input is a result, not an exception. */
+export type LoadResult =
+  | { readonly action: 'run'; readonly config: Config }
+  | { readonly action: 'help'; readonly text: string }
+  | { readonly action: 'print-config'; readonly text: string }
+  | { readonly action: 'error'; readonly message: string };
+
+/**
+ * Parses argv and env into a {@link Config}. Precedence: flag > env var > default; an empty
+ * value (env or `--flag=`) counts as unset. `--help`/`-h` wins over everything else.
+ */
+export function loadConfig(input: LoadConfigInput): LoadResult {
+  const loaded = loader.load(input.argv, input.env);
+  if (loaded.action !== 'parsed') return loaded;
+  const parsed = loaded.settings;
+  const resolved: Resolved = {
+    ...parsed,
+    MASTER_ID: parsed.MASTER_ID ?? `${input.hostname}-${input.pid}-${input.random()}`,
+  };
+  if (loaded.printConfig) return { action: 'print-config', text: loader.printConfig(resolved) };
+  return { action: 'run', config: toConfig(resolved) };
+}
+
+/** Settings with the computed defaults filled in. */
+type Resolved = Omit<Settings, 'MASTER_ID'> & { readonly MASTER_ID: string };
+
+/** Each sweeping kind's interval and threshold, read from the settings its spec names. */
+function sweepConfigs(s: Resolved): Config['sweeps']['kinds'] {
+  const values = s as unknown as Readonly<Record<string, number>>;
+  const out: Partial<Record<TaskKind, SweepConfig>> = {};
+  for (const kind of KIND_NAMES) {
+    const sweep = (KINDS[kind] as KindSpec).sweep;
+    if (!sweep) continue;
+    out[kind] = { intervalSecs: values[sweep.intervalSetting] ?? 0, threshold: values[sweep.thresholdSetting] ?? 0 };
+  }
+  return out;
+}
+
+function toConfig(s: Resolved): Config {
+  const cooldown: CooldownPolicy = {
+    afterFailures: s.TASK_COOLDOWN_AFTER_FAILURES,
+    baseSecs: s.TASK_COOLDOWN_BASE_SECS,
+    maxSecs: s.TASK_COOLDOWN_MAX_SECS,
+    jitter: s.TASK_COOLDOWN_JITTER,
+    kinds: s.TASK_COOLDOWN_KINDS,
+    maxPercent: s.TASK_COOLDOWN_MAX_PERCENT,
+    countInfrastructure: s.TASK_COOLDOWN_COUNT_INFRA,
+  };
+  return {
+    host: s.MASTER_HOST,
+    port: s.MASTER_PORT,
+    masterId: s.MASTER_ID,
+    apiToken: s.MASTER_API_TOKEN,
+    etcd: {
+      endpoints: s.ETCD_ENDPOINTS,
+      prefix: s.ETCD_PREFIX,
+      username: s.ETCD_USERNAME,
+      password: s.ETCD_PASSWORD,
+      caCert: s.ETCD_CA_CERT,
+      clientCert: s.ETCD_CLIENT_CERT,
+      clientKey: s.ETCD_CLIENT_KEY,
+      leaseTtlSecs: s.ETCD_LEASE_TTL_SECS,
+    },
+    workers: {
+      endpoints: s.WORKER_ENDPOINTS,
+      token: s.WORKER_TOKEN,
+      timeoutSecs: s.WORKER_TIMEOUT_SECS,
+    },
+    intervals: { statsScanSecs: s.STATS_SCAN_INTERVAL_SECS },
+    sweeps: { maxNewTasks: s.SWEEP_MAX_NEW_TASKS, kinds: sweepConfigs(s) },
+    pools: {
+      taskConcurrency: s.TASK_CONCURRENCY,
+      mergeWalConcurrency: s.MERGE_WAL_CONCURRENCY,
+    },
+    tasks: {
+      maxAttempts: s.TASK_MAX_ATTEMPTS,
+      historyLimit: s.TASK_HISTORY_LIMIT,
+      historyTtlSecs: s.TASK_HISTORY_TTL_SECS,
+    },
+    cooldown,
+    shutdownGraceSecs: s.SHUTDOWN_GRACE_SECS,
+    logLevel: s.LOG_LEVEL,
+  };
+}

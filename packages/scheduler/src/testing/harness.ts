@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { type Clock, type Kv, type Random, TaskStore, seededRandom } from '@maintd/core';
+import { type Logger, pino } from 'pino';
+import type { Config } from '../config.js';
+import { type Metrics, createMetrics } from '../metrics.js';
+import { Scheduler } from '../scheduler.js';
+import { loadConfig } from '../settings.js';
+import { storeOptions } from '../store-options.js';
+
+/** A partial of T at every depth, for config overrides. */
+export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+
+/**
+ * A complete Config for tests: every setting at its default (from the settings schema, the one
+ * place defaults live), then test-friendly values — a random master id and prefix, short lease
+ * and worker timeouts, every loop off — then `overrides`.
+ */
+export function testConfig(overrides: DeepPartial<Config> = {}): Config {
+  const loaded = loadConfig({ argv: [], env: {}, hostname: 'test', pid: 0, random: () => '0' });
+  if (loaded.action !== 'run') throw new Error(`default settings do not load: ${JSON.stringify(loaded)}`);
+  const d = loaded.config;
+  const base: Config = {
+    ...d,
+    host: '127.0.0.1',
+    port: 0,
+    masterId: `test-${randomUUID().slice(0, 8)}`,
+    etcd: { ...d.etcd, prefix: `/test/${randomUUID()}`, leaseTtlSecs: 5 },
+    workers: { ...d.workers, timeoutSecs: 5 },
+    intervals: { statsScanSecs: 0 },
+    sweeps: {
+      ...d.sweeps,
+      kinds: Object.fromEntries(Object.entries(d.sweeps.kinds).map(([k, v]) => [k, { ...v, intervalSecs: 0 }])),
+    },
+    shutdownGraceSecs: 5,
+    logLevel: 'debug',
+  };
+  return merge(base, overrides);
+}
+
+function merge<T>(a: T, b: DeepPartial<T>): T {
+  const out: Record<string, unknown> = { ...(a as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(b as Record<string, unknown>)) {
+    const prev = out[k];
+    out[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && prev && typeof prev === 'object' && !Array.isArray(prev)
+        ? merge(prev, v as DeepPartial<unknown>)
+        : v;
+  }
+  return out as T;
+}
+
+/** A scheduler wired as the daemon wires it, on a Kv of the test's choosing, with captured logs. */
+export interface TestScheduler {
+  readonly config: Config;
+  readonly kv: Kv;
+  readonly store: TaskStore;
+  readonly scheduler: Scheduler;
+  readonly metrics: Metrics;
+  readonly logs: Record<string, unknown>[];
+  readonly logger: Logger;
+  /** Stops the scheduler and closes the store (not the Kv, which the caller owns). */
+  close(): Promise<void>;
+}
+
+/** Opens a store and a scheduler (not started) on `kv`. */
+export async function openScheduler(
+  kv: Kv,
+  clock: Clock,
+  overrides: DeepPartial<Config> = {},
+  options: { readonly random?: Random; readonly fetch?: typeof fetch } = {},
+): Promise<TestScheduler> {
+  const config = testConfig(overrides);
+  const logs: Record<string, unknown>[] = [];
+  const logger = pino(
+    { level: 'debug', base: { master_id: config.masterId } },
+    { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+  const metrics = createMetrics({ processMetrics: false });
+  const store = await TaskStore.open(
+    storeOptions(config, {
+      kv,
+      clock,
+      random: options.random ?? seededRandom(1),
+      info: { host: 'test', pid: process.pid, version: '0.0.0', started_at: clock.now(), pools: { general: 4 } },
+    }),
+  );
+  const scheduler = new Scheduler({
+    store,
+    kv,
+    config,
+    clock,
+    logger,
+    metrics,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  return {
+    config,
+    kv,
+    store,
+    scheduler,
+    metrics,
+    logs,
+    logger,
+    close: async () => {
+      await scheduler.stop(0);
+      await store.close();
+    },
+  };
+}

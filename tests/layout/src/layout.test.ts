@@ -1,0 +1,65 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+interface Manifest {
+  readonly name: string;
+  readonly dependencies?: Record<string, string>;
+  readonly devDependencies?: Record<string, string>;
+  readonly peerDependencies?: Record<string, string>;
+  readonly optionalDependencies?: Record<string, string>;
+}
+
+/** Every workspace package under `dir` (apps, packages, tests, tools), with its manifest. */
+function manifests(dir: string): { readonly path: string; readonly manifest: Manifest }[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => join(dir, d.name, 'package.json'))
+    .map((path) => ({ path, manifest: JSON.parse(readFileSync(join(ROOT, path), 'utf8')) as Manifest }));
+}
+
+function dependencyNames(m: Manifest): string[] {
+  return [m.dependencies, m.devDependencies, m.peerDependencies, m.optionalDependencies].flatMap((d) =>
+    Object.keys(d ?? {}),
+  );
+}
+
+/** Dependencies of each manifest on any of `forbidden`, as `path → name` lines. */
+export function violations(
+  packages: readonly { readonly path: string; readonly manifest: Manifest }[],
+  forbidden: ReadonlySet<string>,
+): string[] {
+  return packages.flatMap(({ path, manifest }) =>
+    dependencyNames(manifest)
+      .filter((name) => forbidden.has(name))
+      .map((name) => `${path} → ${name}`),
+  );
+}
+
+describe('the workspace layout (DESIGN §1)', () => {
+  const apps = manifests('apps');
+  const appNames = new Set(apps.map((a) => a.manifest.name));
+
+  it('finds every app', () => {
+    expect([...appNames].sort()).toEqual(['@maintd/exporter', '@maintd/master', '@maintd/sim', '@maintd/tui']);
+  });
+
+  it('has no app that depends on another app, dev or not', () => {
+    expect(violations(apps, appNames)).toEqual([]);
+  });
+
+  it('has no package that depends on an app', () => {
+    expect(violations(manifests('packages'), appNames)).toEqual([]);
+  });
+
+  it('would report an app that depends on another app', () => {
+    const bad = {
+      path: 'apps/tui/package.json',
+      manifest: { name: '@maintd/tui', devDependencies: { '@maintd/master': 'workspace:*' } },
+    };
+    expect(violations([bad], appNames)).toEqual(['apps/tui/package.json → @maintd/master']);
+  });
+});
