@@ -69,7 +69,7 @@ export {
   nextCooldown,
   sanitizeError,
   wouldCool,
-} from './policy.js';
+} from './cooldown-policy.js';
 export { type Random, cryptoRandom, seededRandom } from './random.js';
 export { MIN_SESSION_TTL_SECS, Session, type SessionEvent, type SessionOptions } from './session.js';
 export {

@@ -11,6 +11,14 @@ export function targetFromHex(hex: string): string {
 }
 
 /**
+ * The smallest key that sorts after `key`: where a range resumes past a key it has read, or the
+ * exclusive end of a range that includes `key`.
+ */
+export function keyAfter(key: string): string {
+  return `${key}\0`;
+}
+
+/**
  * The etcd key layout under one prefix (DESIGN §2.4). Every key maintd writes is built here,
  * so nothing can land outside the prefix.
  */
@@ -39,6 +47,8 @@ export interface Keys {
   dedupe(kind: TaskKind, target: string): string;
   /** `P/dedupe/`. */
   readonly dedupePrefix: string;
+  /** `P/dedupe/<kind>/`: the dedupe keys of one kind, i.e. its active dependency-free tasks. */
+  dedupeKindPrefix(kind: TaskKind): string;
   /** `P/cooldown/<kind>/<hex>`: the failure-cooldown record, on a lease of the cooldown max. */
   cooldown(kind: TaskKind, target: string): string;
   /** `P/cooldown/<kind>/`, or `P/cooldown/` for every kind. */
@@ -73,6 +83,7 @@ export function keysFor(prefix = '/maintd'): Keys {
     targetLock: (target) => `${p}/target-locks/${targetHex(target)}`,
     dedupe: (kind, target) => `${p}/dedupe/${kind}/${targetHex(target)}`,
     dedupePrefix: `${p}/dedupe/`,
+    dedupeKindPrefix: (kind) => `${p}/dedupe/${kind}/`,
     cooldown: (kind, target) => `${p}/cooldown/${kind}/${targetHex(target)}`,
     cooldownPrefix: (kind) => (kind ? `${p}/cooldown/${kind}/` : `${p}/cooldown/`),
     stats: (target) => `${p}/stats/${targetHex(target)}`,

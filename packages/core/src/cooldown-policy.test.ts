@@ -9,7 +9,7 @@ import {
   jitterHash,
   nextCooldown,
   sanitizeError,
-} from './policy.js';
+} from './cooldown-policy.js';
 
 const kind = fc.constantFrom(...TASK_KINDS);
 const target = fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,40}$/);

@@ -1,0 +1,237 @@
+import { LeaseNotFoundError } from '../errors.js';
+import { keyAfter } from '../keys.js';
+import type { KeyValue, RangeResult } from '../kv/port.js';
+import { type TaskKind, type TaskRecord, TaskRecordSchema, encodeTask } from '../model.js';
+import { decode } from './codec.js';
+import type { StoreContext } from './context.js';
+import { dependencyVerdict, failDependent } from './dependencies.js';
+import type { KnownRecord, KnownRecords, LocalClaims } from './local-state.js';
+
+const QUEUE_PAGE = 256;
+/** Widest window of queue candidates a claimer that keeps losing races picks its next try from. */
+const CLAIM_SPREAD_MAX = 32;
+/** Candidate records read in one transaction ahead of claim attempts. */
+const READ_AHEAD = 8;
+/** What `#tryClaim` returns when another claimer took the task first. */
+const LOST = Symbol('lost');
+
+/** A claimed task, held under this instance's session. Pass it back to {@link TaskStore.finish}. */
+export interface Claim {
+  /** The task record. */
+  readonly task: TaskRecord;
+  /** Revision at which the claim key was created; `finish` requires it unchanged. */
+  readonly revision: number;
+  /** Session lease the claim rides on. */
+  readonly leaseId: string;
+}
+
+interface Candidate {
+  readonly kind: TaskKind;
+  readonly id: string;
+}
+
+/**
+ * Claims queued tasks: FIFO across kinds, one running task per target, dependencies checked,
+ * and contention with other masters spread over the oldest few candidates.
+ */
+export class Claimer {
+  readonly #ctx: StoreContext;
+  readonly #known: KnownRecords;
+  readonly #claims: LocalClaims;
+  /** Width of the queue window the next claim draws its first try from (1: strictly oldest). */
+  #spread = 1;
+  /** Queue page reads in flight, by queue prefix (see #queuePage). */
+  readonly #pagesInFlight = new Map<string, Promise<RangeResult>>();
+
+  constructor(ctx: StoreContext, known: KnownRecords, claims: LocalClaims) {
+    this.#ctx = ctx;
+    this.#known = known;
+    this.#claims = claims;
+  }
+
+  async claimNext(kinds: readonly TaskKind[]): Promise<Claim | undefined> {
+    const lease = this.#ctx.session.lease;
+    if (!lease || kinds.length === 0) return undefined;
+    const k = this.#ctx.keys;
+    // Target locks seen held during this call: later candidates on those targets are skipped
+    // without a transaction.
+    const locked = new Set<string>();
+    const cursors = new Map<TaskKind, string | undefined>(kinds.map((kind) => [kind, undefined]));
+    const exhausted = new Set<TaskKind>();
+    const seen = new Set<string>();
+    // Task records read ahead of their claim attempts (undefined: no such record).
+    const records = new Map<string, KeyValue | undefined>();
+    // Contention outlives one call: a claimer that just lost races starts spread out.
+    let spread = this.#spread;
+    while (exhausted.size < kinds.length) {
+      // One page per kind, merged by id: ids are UUIDv7, so this is FIFO across kinds.
+      const candidates: Candidate[] = [];
+      for (const kind of kinds) {
+        if (exhausted.has(kind)) continue;
+        const prefix = k.queuePrefix(kind);
+        const from = cursors.get(kind);
+        const page = await this.#queuePage(prefix, from);
+        if (!page.more) exhausted.add(kind);
+        const last = page.kvs.at(-1);
+        if (last) cursors.set(kind, keyAfter(last.key));
+        for (const kv of page.kvs) candidates.push({ kind, id: kv.key.slice(prefix.length) });
+      }
+      candidates.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      this.#spreadFrom(candidates, 0, spread);
+      for (let i = 0; i < candidates.length; i++) {
+        const c = candidates[i]!;
+        if (seen.has(c.id) || this.#claims.attempting(c.id)) continue;
+        seen.add(c.id);
+        this.#claims.beginAttempt(c.id);
+        try {
+          if (!this.#known.has(c.id) && !records.has(c.id)) await this.#readAhead(candidates, i, records, seen);
+          const claim = await this.#tryClaim(c.kind, c.id, locked, lease.id, records.get(c.id));
+          if (claim === LOST) {
+            // Another master took it: every loser of that race would otherwise try the next oldest
+            // together and lose again, one fewer each time. Each loss widens the window the next
+            // try is drawn from, so contenders spread out while an uncontended claim stays FIFO.
+            spread = Math.min(spread * 2, CLAIM_SPREAD_MAX);
+            this.#spreadFrom(candidates, i + 1, spread);
+          } else if (claim) {
+            this.#spread = Math.max(1, spread >> 1);
+            return claim;
+          }
+        } catch (err) {
+          if (err instanceof LeaseNotFoundError) {
+            this.#ctx.session.markLost(lease.id);
+            return undefined;
+          }
+          throw err;
+        } finally {
+          this.#claims.endAttempt(c.id);
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Reads the records of the next few candidates in one read-only transaction: under contention
+   * most candidates of a page were claimed by peers since it was read, and finding that out one
+   * `get` at a time cost a round trip each.
+   */
+  async #readAhead(
+    candidates: readonly Candidate[],
+    from: number,
+    into: Map<string, KeyValue | undefined>,
+    seen: ReadonlySet<string>,
+  ): Promise<void> {
+    const ids: string[] = [];
+    for (let i = from; i < candidates.length && ids.length < READ_AHEAD; i++) {
+      const id = candidates[i]!.id;
+      if (i === from || (!seen.has(id) && !this.#claims.attempting(id) && !this.#known.has(id) && !into.has(id))) {
+        ids.push(id);
+      }
+    }
+    const res = await this.#ctx.kv.txn(
+      [],
+      ids.map((id) => ({ type: 'get', key: this.#ctx.keys.task(id) })),
+    );
+    ids.forEach((id, n) => {
+      const r = res.results[n];
+      into.set(id, r?.type === 'get' ? r.kv : undefined);
+    });
+  }
+
+  /** Swaps into `list[at]` an entry drawn from the `width` entries starting there. */
+  #spreadFrom<T>(list: T[], at: number, width: number): void {
+    const w = Math.min(width, list.length - at);
+    if (w < 2) return;
+    const j = at + Math.floor(this.#ctx.random.next() * w);
+    [list[at], list[j]] = [list[j]!, list[at]!];
+  }
+
+  /**
+   * Reads a page of queue keys. Concurrent first-page reads of one instance (pool slots claiming
+   * at once) share a single request: the page is only a list of candidates, and every claim is
+   * re-checked by its transaction, so a read a few milliseconds old is as good as a fresh one.
+   */
+  #queuePage(prefix: string, from: string | undefined): Promise<RangeResult> {
+    const read = (): Promise<RangeResult> =>
+      this.#ctx.kv.range(prefix, { limit: QUEUE_PAGE, keysOnly: true, ...(from ? { fromKey: from } : {}) });
+    if (from) return read();
+    let pending = this.#pagesInFlight.get(prefix);
+    if (!pending) {
+      pending = read().finally(() => this.#pagesInFlight.delete(prefix));
+      this.#pagesInFlight.set(prefix, pending);
+    }
+    return pending;
+  }
+
+  async #tryClaim(
+    kind: TaskKind,
+    id: string,
+    locked: Set<string>,
+    leaseId: string,
+    readAhead?: KeyValue,
+  ): Promise<Claim | typeof LOST | undefined> {
+    const { kv, keys: k, clock, masterId } = this.#ctx;
+    let current: KnownRecord | undefined = this.#known.take(id);
+    if (!current) {
+      // Not remembered, so read ahead by the caller; absent there means no such record.
+      if (!readAhead) return undefined;
+      current = { task: decode(TaskRecordSchema, readAhead), modRevision: readAhead.modRevision };
+    }
+    // At most twice: once more only when the record (remembered, or read ahead) turned out stale.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const { task, modRevision }: KnownRecord = current;
+      if (task.state === 'running') return LOST;
+      if (task.state !== 'queued' || task.kind !== kind) return undefined;
+      const lockKey = k.targetLock(task.target);
+      if (locked.has(lockKey)) return undefined;
+      if (task.depends_on) {
+        const verdict = await dependencyVerdict(this.#ctx, task.depends_on);
+        if (verdict.state === 'wait') return undefined;
+        if (verdict.state === 'fail') {
+          await failDependent(this.#ctx, task, modRevision, verdict.id);
+          return undefined;
+        }
+      }
+      const running: TaskRecord = {
+        ...task,
+        state: 'running',
+        started_at: clock.now(),
+        attempt: task.attempt + 1,
+        owner: masterId,
+      };
+      const res = await kv.txn(
+        [
+          { key: k.task(id), target: 'modRevision', op: '==', value: modRevision },
+          { key: k.queue(kind, id), target: 'version', op: '>', value: 0 },
+          { key: k.claim(id), target: 'version', op: '==', value: 0 },
+          { key: lockKey, target: 'version', op: '==', value: 0 },
+        ],
+        [
+          { type: 'put', key: k.task(id), value: encodeTask(running) },
+          { type: 'delete', key: k.queue(kind, id) },
+          { type: 'put', key: k.running(id), value: masterId },
+          { type: 'put', key: k.claim(id), value: masterId, lease: leaseId },
+          { type: 'put', key: lockKey, value: id, lease: leaseId },
+        ],
+        [
+          { type: 'get', key: lockKey },
+          { type: 'get', key: k.task(id) },
+        ],
+      );
+      if (res.succeeded) {
+        this.#claims.hold(id);
+        return { task: running, revision: res.revision, leaseId };
+      }
+      const [lock, fresh] = res.results;
+      if (lock?.type === 'get' && lock.kv) {
+        if (lock.kv.value === id) return LOST;
+        locked.add(lockKey);
+      }
+      if (attempt > 0 || fresh?.type !== 'get' || !fresh.kv || fresh.kv.modRevision === modRevision) {
+        return undefined;
+      }
+      current = { task: decode(TaskRecordSchema, fresh.kv), modRevision: fresh.kv.modRevision };
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,64 @@
+import type { z } from 'zod';
+import { CorruptRecordError, ValidationError } from '../errors.js';
+import type { KeyValue } from '../kv/port.js';
+import type { StoreStats, SweepMark, TaskRecord } from '../model.js';
+
+/**
+ * Parses a stored record. Every read of a record goes through here, so that a record another
+ * version (or a hand edit) left malformed surfaces as one {@link CorruptRecordError} naming its
+ * key, never as a half-typed object deeper in.
+ */
+export function decode<S extends z.ZodType>(schema: S, kv: KeyValue): z.infer<S> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(kv.value);
+  } catch (cause) {
+    throw new CorruptRecordError(kv.key, { cause });
+  }
+  const r = schema.safeParse(raw);
+  if (!r.success) throw new CorruptRecordError(kv.key, { cause: r.error });
+  return r.data;
+}
+
+/** Validates caller input, failing with a {@link ValidationError} that names the offending field. */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, field: string): z.infer<S> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const path = issue && issue.path.length > 0 ? `${field}.${issue.path.join('.')}` : field;
+  throw new ValidationError(`invalid ${path}: ${issue?.message ?? 'invalid value'}`, { field: path });
+}
+
+/** Encodes a validated stats row (its fields in schema order, as parsing leaves them). */
+export function encodeStats(row: StoreStats): string {
+  return JSON.stringify(row);
+}
+
+/** Encodes the last-run marker of a periodic job. */
+export function encodeSweepMark(mark: SweepMark): string {
+  return JSON.stringify({ slot: mark.slot, ran_at: mark.ran_at, master_id: mark.master_id });
+}
+
+/** The record without the fields of its last run: what goes back in the queue. */
+export function stripRun(t: TaskRecord): TaskRecord {
+  const copy = { ...t };
+  delete copy.started_at;
+  delete copy.owner;
+  delete copy.finished_at;
+  delete copy.detail;
+  delete copy.error;
+  delete copy.error_class;
+  return copy;
+}
+
+/** The smallest UUIDv7 text for a millisecond timestamp: every id minted at or after it sorts ≥. */
+export function idLowerBound(ms: number): string {
+  const hex = Math.floor(ms).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
+}
+
+/** The millisecond timestamp a UUIDv7 encodes, if it is one. */
+export function idTime(id: string): number | undefined {
+  const m = /^([0-9a-f]{8})-([0-9a-f]{4})-7/.exec(id);
+  return m ? parseInt(`${m[1]}${m[2]}`, 16) : undefined;
+}

@@ -1,0 +1,174 @@
+import { type Keys, keyAfter } from '../keys.js';
+import type { Kv } from '../kv/port.js';
+import { type TaskKind, type TaskRecord, type TaskState, TaskRecordSchema, isTerminal } from '../model.js';
+import { decode } from './codec.js';
+import type { StoreContext } from './context.js';
+import { NewestKeys, scan } from './scan.js';
+
+// History scans are background work over the biggest prefix: small pages keep memory flat.
+const HISTORY_PAGE = 1000;
+// Within etcd's 128 operations per transaction.
+const DELETE_BATCH = 100;
+
+/** Filter and page of {@link TaskStore.listTasks}. */
+export interface ListTasksQuery {
+  /** Only tasks in this state. */
+  readonly state?: TaskState;
+  /** Only tasks of this kind. */
+  readonly kind?: TaskKind;
+  /** Only tasks of this store. */
+  readonly target?: string;
+  /** Page size (default 50). */
+  readonly limit?: number;
+  /** Opaque cursor from a previous page. */
+  readonly cursor?: string;
+}
+
+/** A page of tasks, newest first. */
+export interface TaskPage {
+  /** The page, newest first. */
+  readonly tasks: readonly TaskRecord[];
+  /** Tasks matching the filter. */
+  readonly total: number;
+  /** Cursor of the next page, or null at the end. */
+  readonly nextCursor: string | null;
+}
+
+/** How much terminal history a store keeps. */
+export interface HistoryOptions {
+  /** Terminal tasks kept (at least 1). */
+  readonly limit: number;
+  /** Terminal tasks older than this are pruned; 0 = count cap only. */
+  readonly ttlMs: number;
+  /** Finishes between two prunes (at least 1). */
+  readonly pruneEvery: number;
+}
+
+/** The task record of `id`, or undefined. */
+export async function readTask(kv: Kv, keys: Keys, id: string): Promise<TaskRecord | undefined> {
+  const found = await kv.get(keys.task(id));
+  return found ? decode(TaskRecordSchema, found) : undefined;
+}
+
+/** Reads of task records (one, a page, counts) and the pruning of terminal ones. */
+export class TaskHistory {
+  readonly #ctx: StoreContext;
+  readonly #options: HistoryOptions;
+  readonly #newest: NewestKeys;
+  #finishesSincePrune = 0;
+  /** Before this time no retained terminal task can reach the history TTL (from the last scan). */
+  #nextTtlDue = -Infinity;
+
+  constructor(ctx: StoreContext, options: HistoryOptions) {
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#newest = new NewestKeys(ctx.kv, ctx.keys, ctx.clock);
+  }
+
+  getTask(id: string): Promise<TaskRecord | undefined> {
+    return readTask(this.#ctx.kv, this.#ctx.keys, id);
+  }
+
+  async listTasks(query: ListTasksQuery): Promise<TaskPage> {
+    const { kv, keys } = this.#ctx;
+    const limit = Math.max(1, query.limit ?? 50);
+    const prefix = keys.tasksPrefix;
+    const filtered = query.state !== undefined || query.kind !== undefined || query.target !== undefined;
+    const from = query.cursor ? keys.task(query.cursor) : undefined;
+    if (!filtered) {
+      const [newest, total] = await Promise.all([this.#newest.take(limit + 1, from), this.#taskCount()]);
+      const shown = newest.slice(0, limit);
+      const oldest = shown.at(-1);
+      const newestShown = shown[0];
+      const page =
+        oldest && newestShown ? await kv.range(prefix, { fromKey: oldest, toKey: keyAfter(newestShown) }) : { kvs: [] };
+      const byKey = new Map(page.kvs.map((found) => [found.key, found]));
+      const tasks = shown.flatMap((k) => {
+        const found = byKey.get(k);
+        return found ? [decode(TaskRecordSchema, found)] : [];
+      });
+      const next = newest[limit];
+      return { tasks, total, nextCursor: next ? next.slice(prefix.length) : null };
+    }
+    const match = (t: TaskRecord): boolean =>
+      (query.state === undefined || t.state === query.state) &&
+      (query.kind === undefined || t.kind === query.kind) &&
+      (query.target === undefined || t.target === query.target);
+    const tasks: TaskRecord[] = [];
+    let total = 0;
+    let nextCursor: string | null = null;
+    for await (const found of scan(kv, prefix, { reverse: true })) {
+      const t = decode(TaskRecordSchema, found);
+      if (!match(t)) continue;
+      total++;
+      if (from !== undefined && found.key > from) continue;
+      if (tasks.length < limit) tasks.push(t);
+      else nextCursor ??= found.key.slice(prefix.length);
+    }
+    return { tasks, total, nextCursor };
+  }
+
+  async queueDepth(kind: TaskKind | undefined): Promise<number> {
+    return (await this.#ctx.kv.range(this.#ctx.keys.queuePrefix(kind), { countOnly: true })).count;
+  }
+
+  async #taskCount(): Promise<number> {
+    return (await this.#ctx.kv.range(this.#ctx.keys.tasksPrefix, { countOnly: true })).count;
+  }
+
+  /** Counts a committed finish; true once every `pruneEvery` finishes, when a prune is due. */
+  finished(): boolean {
+    if (++this.#finishesSincePrune < this.#options.pruneEvery) return false;
+    this.#finishesSincePrune = 0;
+    return true;
+  }
+
+  /**
+   * Scans history only when it can hold something to prune: terminal tasks (counted cheaply as
+   * all minus queued minus running) past the limit plus a 10% slack, or a TTL expiry due. So the
+   * amortised cost per finish stays a few count reads, not a scan.
+   */
+  async maybePrune(): Promise<number> {
+    const { kv, keys, clock } = this.#ctx;
+    if (clock.now() < this.#nextTtlDue) {
+      const [all, queued, running] = await Promise.all([
+        kv.range(keys.tasksPrefix, { countOnly: true }),
+        kv.range(keys.queuePrefix(), { countOnly: true }),
+        kv.range(keys.runningPrefix, { countOnly: true }),
+      ]);
+      const terminal = all.count - queued.count - running.count;
+      const { limit } = this.#options;
+      if (terminal <= limit + Math.floor(limit / 10)) return 0;
+    }
+    return this.pruneHistory();
+  }
+
+  async pruneHistory(): Promise<number> {
+    const { kv, keys, clock } = this.#ctx;
+    const { limit, ttlMs } = this.#options;
+    const now = clock.now();
+    const terminal: { id: string; at: number }[] = [];
+    const protectedIds = new Set<string>();
+    for await (const found of scan(kv, keys.tasksPrefix, { pageSize: HISTORY_PAGE })) {
+      const t = decode(TaskRecordSchema, found);
+      if (isTerminal(t.state)) terminal.push({ id: t.id, at: t.finished_at ?? t.enqueued_at });
+      else for (const d of t.depends_on ?? []) protectedIds.add(d);
+    }
+    terminal.sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1));
+    const cutoff = ttlMs > 0 ? now - ttlMs : -Infinity;
+    const doomed = terminal
+      .filter((t, i) => (i >= limit || t.at <= cutoff) && !protectedIds.has(t.id))
+      .map((t) => t.id);
+    const doomedSet = new Set(doomed);
+    const oldestKept = terminal.reduce((min, t) => (doomedSet.has(t.id) ? min : Math.min(min, t.at)), Infinity);
+    this.#nextTtlDue = ttlMs > 0 ? oldestKept + ttlMs : Infinity;
+    for (let i = 0; i < doomed.length; i += DELETE_BATCH) {
+      const batch = doomed.slice(i, i + DELETE_BATCH);
+      await kv.txn(
+        [],
+        batch.map((id) => ({ type: 'delete' as const, key: keys.task(id) })),
+      );
+    }
+    return doomed.length;
+  }
+}

@@ -1,0 +1,260 @@
+import { ClaimLostError, ContentionError } from '../errors.js';
+import { createIdGenerator } from '../ids.js';
+import type { TxnOp } from '../kv/port.js';
+import {
+  type ErrorClass,
+  type TaskKind,
+  type TaskRecord,
+  type TaskSource,
+  TaskKindSchema,
+  TaskRecordSchema,
+  TargetSchema,
+  encodeTask,
+  isTerminal,
+} from '../model.js';
+import { sanitizeError } from '../cooldown-policy.js';
+import type { Claim } from './claimer.js';
+import { decode, parseInput, stripRun } from './codec.js';
+import type { StoreContext } from './context.js';
+import type { CooldownStore, RecordFailureResult } from './cooldown-store.js';
+import type { TaskHistory } from './history.js';
+import type { KnownRecords, LocalClaims } from './local-state.js';
+import { scan } from './scan.js';
+
+const ENQUEUE_ATTEMPTS = 4;
+
+/** What {@link TaskStore.enqueue} did. */
+export interface EnqueueResult {
+  /** The new task, or the active one it deduped to. */
+  readonly task: TaskRecord;
+  /** False on a dedupe hit. */
+  readonly created: boolean;
+}
+
+/** How a task ended. */
+export type TaskOutcome =
+  | { readonly ok: true; readonly detail: string }
+  | { readonly ok: false; readonly error: string; readonly errorClass: ErrorClass };
+
+/** Cooldown bookkeeping that followed a committed finish. */
+export type CooldownEffect =
+  | { readonly type: 'cleared'; readonly existed: boolean }
+  | { readonly type: 'failure'; readonly result: RecordFailureResult }
+  | { readonly type: 'error'; readonly error: unknown };
+
+/** Result of {@link TaskStore.finish}. */
+export interface FinishResult {
+  /** The task record. */
+  readonly task: TaskRecord;
+  /** What the cooldown bookkeeping did. */
+  readonly cooldown: CooldownEffect;
+  /** Terminal tasks pruned after this finish (amortised; usually 0). */
+  readonly pruned: number;
+}
+
+/** Result of {@link TaskStore.recoverOrphaned}. */
+export interface RecoveryResult {
+  /** Ids put back in the queue, FIFO position kept. */
+  readonly requeued: readonly string[];
+  /** Ids failed for exceeding the attempt limit. */
+  readonly failed: readonly string[];
+}
+
+/** The parts a lifecycle hands work to after its own transaction. */
+export interface LifecycleParts {
+  readonly known: KnownRecords;
+  readonly claims: LocalClaims;
+  readonly history: TaskHistory;
+  readonly cooldowns: CooldownStore;
+}
+
+/** A task's way in and out of the queue: enqueue with dedupe, finish, and orphan recovery. */
+export class TaskLifecycle {
+  readonly #ctx: StoreContext;
+  readonly #parts: LifecycleParts;
+  readonly #maxAttempts: number;
+  readonly #newId: () => string;
+
+  constructor(ctx: StoreContext, parts: LifecycleParts, maxAttempts: number) {
+    this.#ctx = ctx;
+    this.#parts = parts;
+    this.#maxAttempts = maxAttempts;
+    this.#newId = createIdGenerator(ctx.clock, ctx.random);
+  }
+
+  async enqueue(
+    kind: TaskKind,
+    target: string,
+    options: { readonly dependsOn?: readonly string[]; readonly source?: TaskSource },
+  ): Promise<EnqueueResult> {
+    const { kv, keys: k, clock } = this.#ctx;
+    parseInput(TaskKindSchema, kind, 'kind');
+    parseInput(TargetSchema, target, 'target');
+    const dependsOn = [...new Set(options.dependsOn ?? [])];
+    for (const [i, dep] of dependsOn.entries()) parseInput(TaskRecordSchema.shape.id, dep, `depends_on[${i}]`);
+    const task: TaskRecord = {
+      id: this.#newId(),
+      kind,
+      target,
+      state: 'queued',
+      source: options.source ?? 'manual',
+      enqueued_at: clock.now(),
+      attempt: 0,
+      ...(dependsOn.length > 0 ? { depends_on: dependsOn } : {}),
+    };
+    const writes: TxnOp[] = [
+      { type: 'put', key: k.task(task.id), value: encodeTask(task) },
+      { type: 'put', key: k.queue(kind, task.id), value: '' },
+    ];
+    if (dependsOn.length > 0) {
+      const res = await kv.txn([], writes);
+      this.#parts.known.remember(task, res.revision);
+      return { task, created: true };
+    }
+    const dedupeKey = k.dedupe(kind, target);
+    for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS; attempt++) {
+      const res = await kv.txn(
+        [{ key: dedupeKey, target: 'version', op: '==', value: 0 }],
+        [...writes, { type: 'put', key: dedupeKey, value: task.id }],
+        [{ type: 'get', key: dedupeKey }],
+      );
+      if (res.succeeded) {
+        this.#parts.known.remember(task, res.revision);
+        return { task, created: true };
+      }
+      const held = res.results[0]?.type === 'get' ? res.results[0].kv : undefined;
+      if (!held) continue;
+      const existing = await this.#parts.history.getTask(held.value);
+      if (existing && !isTerminal(existing.state)) return { task: existing, created: false };
+      // The key outlived its task: remove it only if it still says what we read, then retry.
+      await kv.txn(
+        [{ key: dedupeKey, target: 'modRevision', op: '==', value: held.modRevision }],
+        [{ type: 'delete', key: dedupeKey }],
+      );
+    }
+    throw new ContentionError(`failed to resolve concurrent task enqueue for ${kind} '${target}'`);
+  }
+
+  async finish(claim: Claim, outcome: TaskOutcome): Promise<FinishResult> {
+    const { kv, keys: k, clock } = this.#ctx;
+    const t = claim.task;
+    const base = { ...t, finished_at: clock.now() };
+    delete base.owner;
+    const record: TaskRecord = outcome.ok
+      ? { ...base, state: 'done', detail: sanitizeError(outcome.detail, 2048) }
+      : { ...base, state: 'failed', error: sanitizeError(outcome.error, 2048), error_class: outcome.errorClass };
+    const ops: TxnOp[] = [
+      { type: 'put', key: k.task(t.id), value: encodeTask(record) },
+      { type: 'delete', key: k.claim(t.id) },
+      { type: 'delete', key: k.running(t.id) },
+      { type: 'delete', key: k.targetLock(t.target) },
+    ];
+    // While a depless task is active its dedupe key can only point at it (enqueue creates the key
+    // only when absent, and removes it only once its task is terminal), so this delete is owned.
+    if (!t.depends_on) ops.push({ type: 'delete', key: k.dedupe(t.kind, t.target) });
+    if (outcome.ok) ops.push({ type: 'delete', key: k.cooldown(t.kind, t.target) });
+    const res = await kv.txn([{ key: k.claim(t.id), target: 'createRevision', op: '==', value: claim.revision }], ops);
+    // Settled either way; an error above (no reply) leaves the claim held, so a retry can finish it.
+    this.#parts.claims.settle(t.id);
+    if (!res.succeeded) throw new ClaimLostError(t.id);
+
+    let cooldown: CooldownEffect;
+    if (outcome.ok) {
+      const del = res.results.at(-1);
+      cooldown = { type: 'cleared', existed: del?.type === 'delete' && del.deleted > 0 };
+    } else {
+      try {
+        const result = await this.#parts.cooldowns.recordFailure(
+          t.kind,
+          t.target,
+          t.id,
+          outcome.error,
+          outcome.errorClass,
+        );
+        cooldown = { type: 'failure', result };
+      } catch (error) {
+        cooldown = { type: 'error', error };
+      }
+    }
+    let pruned = 0;
+    // Best-effort: the task's outcome is committed, and a failed prune is retried by a later one.
+    if (this.#parts.history.finished()) pruned = await this.#parts.history.maybePrune().catch(() => 0);
+    return { task: record, cooldown, pruned };
+  }
+
+  async recoverOrphaned(): Promise<RecoveryResult> {
+    const { kv, keys: k, clock, session, masterId } = this.#ctx;
+    const requeued: string[] = [];
+    const failed: string[] = [];
+    const claimed = new Set<string>();
+    const lease = session.lease;
+    for await (const found of scan(kv, k.claimsPrefix)) {
+      const id = found.key.slice(k.claimsPrefix.length);
+      // A claim under our own live session that no caller holds: its transaction committed but
+      // the reply was lost (etcd timeout). Nobody would ever finish it, so release it here. A
+      // claim still being attempted may have committed with its reply on the way: not stray.
+      if (lease && found.lease === lease.id && found.value === masterId && !this.#parts.claims.owns(id)) {
+        if (await this.#releaseStrayClaim(id, found.createRevision)) continue;
+      }
+      claimed.add(id);
+    }
+    const orphans: string[] = [];
+    for await (const found of scan(kv, k.runningPrefix, { keysOnly: true })) {
+      const id = found.key.slice(k.runningPrefix.length);
+      if (!claimed.has(id)) orphans.push(id);
+    }
+    for (const id of orphans) {
+      const found = await kv.get(k.task(id));
+      if (!found) {
+        await kv.txn(
+          [{ key: k.claim(id), target: 'version', op: '==', value: 0 }],
+          [{ type: 'delete', key: k.running(id) }],
+        );
+        continue;
+      }
+      const task = decode(TaskRecordSchema, found);
+      if (task.state !== 'running') continue;
+      const giveUp = task.attempt > this.#maxAttempts;
+      const next: TaskRecord = giveUp
+        ? {
+            ...stripRun(task),
+            state: 'failed',
+            finished_at: clock.now(),
+            error: `task was orphaned ${task.attempt} times (its master died or lost its session each time); giving up`,
+            error_class: 'infrastructure',
+          }
+        : { ...stripRun(task), state: 'queued' };
+      const ops: TxnOp[] = [
+        { type: 'put', key: k.task(id), value: encodeTask(next) },
+        { type: 'delete', key: k.running(id) },
+      ];
+      if (giveUp && !task.depends_on) ops.push({ type: 'delete', key: k.dedupe(task.kind, task.target) });
+      if (!giveUp) ops.push({ type: 'put', key: k.queue(task.kind, id), value: '' });
+      const res = await kv.txn(
+        [
+          { key: k.task(id), target: 'modRevision', op: '==', value: found.modRevision },
+          { key: k.claim(id), target: 'version', op: '==', value: 0 },
+          { key: k.running(id), target: 'version', op: '>', value: 0 },
+        ],
+        ops,
+      );
+      if (res.succeeded) (giveUp ? failed : requeued).push(id);
+    }
+    return { requeued, failed };
+  }
+
+  async #releaseStrayClaim(id: string, createRevision: number): Promise<boolean> {
+    const { kv, keys: k } = this.#ctx;
+    const task = await this.#parts.history.getTask(id);
+    const ops: TxnOp[] = [{ type: 'delete', key: k.claim(id) }];
+    if (task) ops.push({ type: 'delete', key: k.targetLock(task.target) });
+    const res = await kv.txn(
+      [
+        { key: k.claim(id), target: 'createRevision', op: '==', value: createRevision },
+        ...(task ? [{ key: k.targetLock(task.target), target: 'value' as const, op: '==' as const, value: id }] : []),
+      ],
+      ops,
+    );
+    return res.succeeded;
+  }
+}
