@@ -346,23 +346,6 @@ class ClaimNext implements Cmd {
 
 type OutcomeSpec = 'ok' | ErrorClass;
 
-/**
- * KNOWN BUG (found by this test; see the `it.fails` case below): an instance marks the claims it
- * handed out by task id, and a late `finish` of a lost claim unmarks that id even when the same
- * instance has since re-claimed the recovered task. Its next `recoverOrphaned` then takes its own
- * live claim for a stray one, releases it and requeues the task while it runs (a second master
- * may then run it on the same target at once). Until that is fixed, the random sequences do not
- * finish a lost claim whose task the same slot holds again; set this to false to reproduce.
- */
-const SKIP_KNOWN_STALE_FINISH_BUG = true;
-
-/** A finish of a lost claim whose task the same slot has claimed again under a live session. */
-function staleFinishOfReclaimedTask(m: Readonly<Model>, held: HeldClaim): boolean {
-  if (alive(m, held.holder)) return false;
-  const now = m.holders.get(held.taskId);
-  return now !== undefined && now.slot === held.holder.slot && alive(m, now);
-}
-
 class Finish implements Cmd {
   constructor(
     readonly pick: number,
@@ -370,7 +353,7 @@ class Finish implements Cmd {
   ) {}
   check(m: Readonly<Model>): boolean {
     const held = m.claims[this.pick % Math.max(1, m.claims.length)];
-    return held !== undefined && !(SKIP_KNOWN_STALE_FINISH_BUG && staleFinishOfReclaimedTask(m, held));
+    return held !== undefined;
   }
   async run(m: Model, r: Real): Promise<void> {
     const held = m.claims[this.pick % m.claims.length];
@@ -775,8 +758,9 @@ describe('TaskStore against a reference model', () => {
 });
 
 describe('TaskStore bugs found by the reference model', () => {
-  // Fails today (so `it.fails` passes). Once fixed, drop `.fails` and SKIP_KNOWN_STALE_FINISH_BUG.
-  it.fails(
+  // Found by the model: a late finish of a lost claim used to unmark the instance's newer claim of
+  // the same task, and its next recovery then released that live claim as a stray one.
+  it(
     'keeps its live re-claim of a task when its late finish of the earlier, lost claim is rejected',
     async () => {
       const h = await memoryHarness();

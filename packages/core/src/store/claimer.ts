@@ -219,7 +219,7 @@ export class Claimer {
         ],
       );
       if (res.succeeded) {
-        this.#claims.hold(id);
+        this.#claims.hold(id, res.revision);
         return { task: running, revision: res.revision, leaseId };
       }
       const [lock, fresh] = res.results;

@@ -155,7 +155,7 @@ export class TaskLifecycle {
     if (outcome.ok) ops.push({ type: 'delete', key: k.cooldown(t.kind, t.target) });
     const res = await kv.txn([{ key: k.claim(t.id), target: 'createRevision', op: '==', value: claim.revision }], ops);
     // Settled either way; an error above (no reply) leaves the claim held, so a retry can finish it.
-    this.#parts.claims.settle(t.id);
+    this.#parts.claims.settle(t.id, claim.revision);
     if (!res.succeeded) throw new ClaimLostError(t.id);
 
     let cooldown: CooldownEffect;

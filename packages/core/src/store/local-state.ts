@@ -44,17 +44,21 @@ export class KnownRecords {
  * still on the way). Also keeps sibling pool slots of one instance off the same candidate.
  */
 export class LocalClaims {
-  readonly #held = new Set<string>();
+  /** Task id → revision of the claim handed out: a task recovered and claimed again here has a new one. */
+  readonly #held = new Map<string, number>();
   readonly #attempting = new Set<string>();
 
-  /** A claim of `id` was handed to a caller. */
-  hold(id: string): void {
-    this.#held.add(id);
+  /** A claim of `id`, created at `revision`, was handed to a caller. */
+  hold(id: string, revision: number): void {
+    this.#held.set(id, revision);
   }
 
-  /** The claim of `id` was settled by a finish, whatever its outcome. */
-  settle(id: string): void {
-    this.#held.delete(id);
+  /**
+   * The claim of `id` created at `revision` was settled by a finish, whatever its outcome. A late
+   * finish of an earlier, lost claim of the same task leaves a newer claim held.
+   */
+  settle(id: string, revision: number): void {
+    if (this.#held.get(id) === revision) this.#held.delete(id);
   }
 
   /** A claim attempt of `id` starts. */
