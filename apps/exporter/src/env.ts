@@ -7,6 +7,7 @@
  * Flags, `--help`, `--print-config` and error messages are derived from it. The etcd settings
  * have the master's names, so one environment file can serve both.
  */
+import { DEFAULT_PREFIX } from '@maintd/core';
 import {
   type SettingDescriptor as Descriptor,
   oneOf,
@@ -36,7 +37,7 @@ const shape = {
   ETCD_ENDPOINTS: setting(etcdEndpoints, '', {
     description: 'etcd endpoints of the fleet (required).',
   }),
-  ETCD_PREFIX: setting(word('prefix', 'a key prefix'), '/maintd', {
+  ETCD_PREFIX: setting(word('prefix', 'a key prefix'), DEFAULT_PREFIX, {
     description: 'Key prefix the masters share (their ETCD_PREFIX).',
     aliases: ['--prefix'],
   }),

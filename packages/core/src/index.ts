@@ -11,7 +11,7 @@ export {
   WatchCompactedError,
 } from './errors.js';
 export { createIdGenerator } from './ids.js';
-export { type Keys, keysFor, targetFromHex, targetHex } from './keys.js';
+export { DEFAULT_PREFIX, type Keys, keysFor, targetFromHex, targetHex } from './keys.js';
 export { type EtcdConnectionSettings, EtcdKv, type EtcdKvOptions, diagnoseEtcdTls, etcdKvOptions } from './kv/etcd.js';
 export { MemoryKv, type MemoryKvOptions } from './kv/memory.js';
 export type {
@@ -71,10 +71,17 @@ export {
   wouldCool,
 } from './cooldown-policy.js';
 export { type Random, cryptoRandom, seededRandom } from './random.js';
-export { MIN_SESSION_TTL_SECS, Session, type SessionEvent, type SessionOptions } from './session.js';
+export {
+  DEFAULT_SESSION_TTL_SECS,
+  MIN_SESSION_TTL_SECS,
+  Session,
+  type SessionEvent,
+  type SessionOptions,
+} from './session.js';
 export {
   type Claim,
   type CooldownEffect,
+  DEFAULT_STORE_OPTIONS,
   type EnqueueResult,
   type FinishResult,
   type HeldLock,

@@ -67,8 +67,11 @@ export interface Keys {
   sweep(name: string): string;
 }
 
-/** Builds the key layout for `prefix` (trailing slashes are dropped; default `/maintd`). */
-export function keysFor(prefix = '/maintd'): Keys {
+/** The key prefix when none is given (DESIGN §2.4; the default of `ETCD_PREFIX`). */
+export const DEFAULT_PREFIX = '/maintd';
+
+/** Builds the key layout for `prefix` (trailing slashes are dropped; default {@link DEFAULT_PREFIX}). */
+export function keysFor(prefix = DEFAULT_PREFIX): Keys {
   const p = prefix.replace(/\/+$/, '');
   return {
     prefix: p,

@@ -31,6 +31,9 @@ export type SessionEvent =
 /** Smallest session TTL accepted: a lease shorter than a few keepalive periods flaps. */
 export const MIN_SESSION_TTL_SECS = 5;
 
+/** Session lease TTL when none is given, in seconds (DESIGN §2.5). */
+export const DEFAULT_SESSION_TTL_SECS = 30;
+
 /**
  * A master's session lease (DESIGN §2.5). Registration, claims, target locks and coordination
  * locks ride on it. When it is lost the holder must stop claiming; the session then opens a new
@@ -55,7 +58,7 @@ export class Session {
 
   /** Grants the first lease (and registers); rejects if the store is unreachable. */
   static async open(options: SessionOptions): Promise<Session> {
-    const ttl = options.ttlSecs ?? 30;
+    const ttl = options.ttlSecs ?? DEFAULT_SESSION_TTL_SECS;
     if (!Number.isInteger(ttl) || ttl < MIN_SESSION_TTL_SECS) {
       throw new RangeError(`session lease TTL must be a whole number ≥ ${MIN_SESSION_TTL_SECS} s, got ${ttl}`);
     }

@@ -760,45 +760,42 @@ describe('TaskStore against a reference model', () => {
 describe('TaskStore bugs found by the reference model', () => {
   // Found by the model: a late finish of a lost claim used to unmark the instance's newer claim of
   // the same task, and its next recovery then released that live claim as a stray one.
-  it(
-    'keeps its live re-claim of a task when its late finish of the earlier, lost claim is rejected',
-    async () => {
-      const h = await memoryHarness();
-      const prefix = `/model/${randomUUID()}`;
-      const opened: TaskStore[] = [];
-      const open = async (n: number): Promise<TaskStore> => {
-        const store = await TaskStore.open({
-          kv: await h.connect(),
-          prefix,
-          clock: h.clock,
-          random: seededRandom(n),
-          masterId: `master-${n}`,
-          leaseTtlSecs: LEASE_TTL_SECS,
-        });
-        opened.push(store);
-        return store;
-      };
-      try {
-        const [a, b] = [await open(1), await open(2)];
-        const { task } = await a.enqueue('compact', 's0');
-        const first = await b.claimNext(['compact']);
-        const lease = b.session.lease;
-        if (!first || !lease) throw new Error('expected a claim under a live session');
-        await lease.revoke();
-        b.session.markLost(lease.id);
-        await b.session.ready();
-        expect(await a.recoverOrphaned()).toEqual({ requeued: [task.id], failed: [] });
-        const second = await b.claimNext(['compact']);
-        if (!second) throw new Error('expected the recovered task to be claimed again');
-        expect(second.task).toMatchObject({ id: task.id, attempt: 2, owner: 'master-2' });
-        await expect(b.finish(first, { ok: true, detail: 'late' })).rejects.toBeInstanceOf(ClaimLostError);
-        // Today b takes its own live claim for a stray one here, and requeues the task it is running.
-        expect(await b.recoverOrphaned()).toEqual({ requeued: [], failed: [] });
-        expect(await b.finish(second, { ok: true, detail: 'ok' })).toMatchObject({ task: { state: 'done' } });
-      } finally {
-        for (const s of opened) await s.close().catch(() => undefined);
-        await h.close();
-      }
-    },
-  );
+  it('keeps its live re-claim of a task when its late finish of the earlier, lost claim is rejected', async () => {
+    const h = await memoryHarness();
+    const prefix = `/model/${randomUUID()}`;
+    const opened: TaskStore[] = [];
+    const open = async (n: number): Promise<TaskStore> => {
+      const store = await TaskStore.open({
+        kv: await h.connect(),
+        prefix,
+        clock: h.clock,
+        random: seededRandom(n),
+        masterId: `master-${n}`,
+        leaseTtlSecs: LEASE_TTL_SECS,
+      });
+      opened.push(store);
+      return store;
+    };
+    try {
+      const [a, b] = [await open(1), await open(2)];
+      const { task } = await a.enqueue('compact', 's0');
+      const first = await b.claimNext(['compact']);
+      const lease = b.session.lease;
+      if (!first || !lease) throw new Error('expected a claim under a live session');
+      await lease.revoke();
+      b.session.markLost(lease.id);
+      await b.session.ready();
+      expect(await a.recoverOrphaned()).toEqual({ requeued: [task.id], failed: [] });
+      const second = await b.claimNext(['compact']);
+      if (!second) throw new Error('expected the recovered task to be claimed again');
+      expect(second.task).toMatchObject({ id: task.id, attempt: 2, owner: 'master-2' });
+      await expect(b.finish(first, { ok: true, detail: 'late' })).rejects.toBeInstanceOf(ClaimLostError);
+      // Today b takes its own live claim for a stray one here, and requeues the task it is running.
+      expect(await b.recoverOrphaned()).toEqual({ requeued: [], failed: [] });
+      expect(await b.finish(second, { ok: true, detail: 'ok' })).toMatchObject({ task: { state: 'done' } });
+    } finally {
+      for (const s of opened) await s.close().catch(() => undefined);
+      await h.close();
+    }
+  });
 });

@@ -4,7 +4,7 @@ import { type Keys, keysFor } from './keys.js';
 import type { Kv } from './kv/port.js';
 import type { ErrorClass, MasterInfo, StoreStats, TaskCooldown, TaskKind, TaskRecord, TaskSource } from './model.js';
 import { type Random, cryptoRandom } from './random.js';
-import { Session, type SessionEvent } from './session.js';
+import { DEFAULT_SESSION_TTL_SECS, Session, type SessionEvent } from './session.js';
 import { type Claim, Claimer } from './store/claimer.js';
 import type { StoreContext } from './store/context.js';
 import { CooldownStore, type RecordFailureResult } from './store/cooldown-store.js';
@@ -25,6 +25,22 @@ export type { RecordFailureResult } from './store/cooldown-store.js';
 export type { HeldLock } from './store/coordination.js';
 export type { ListTasksQuery, TaskPage } from './store/history.js';
 export type { CooldownEffect, EnqueueResult, FinishResult, RecoveryResult, TaskOutcome } from './store/lifecycle.js';
+
+/**
+ * The defaults of the store's options (DESIGN §2.5, §2.6): written once here, and used as the
+ * defaults of the master's settings (`ETCD_LEASE_TTL_SECS`, `TASK_MAX_ATTEMPTS`,
+ * `TASK_HISTORY_LIMIT`, `TASK_HISTORY_TTL_SECS`).
+ */
+export const DEFAULT_STORE_OPTIONS = Object.freeze({
+  /** Session lease TTL in seconds. */
+  leaseTtlSecs: DEFAULT_SESSION_TTL_SECS,
+  /** A task orphaned more often than this is failed instead of requeued. */
+  maxAttempts: 5,
+  /** Terminal tasks kept. */
+  historyLimit: 1000,
+  /** Terminal tasks older than this (seconds) are pruned; 0 = count cap only. */
+  historyTtlSecs: 86400,
+});
 
 /** Options of {@link TaskStore.open}. */
 export interface TaskStoreOptions {
@@ -95,8 +111,8 @@ export class TaskStore {
     const known = new KnownRecords();
     const claims = new LocalClaims();
     this.#history = new TaskHistory(ctx, {
-      limit: Math.max(1, o.historyLimit ?? 1000),
-      ttlMs: (o.historyTtlSecs ?? 86400) * 1000,
+      limit: Math.max(1, o.historyLimit ?? DEFAULT_STORE_OPTIONS.historyLimit),
+      ttlMs: (o.historyTtlSecs ?? DEFAULT_STORE_OPTIONS.historyTtlSecs) * 1000,
       pruneEvery: Math.max(1, o.pruneEvery ?? 50),
     });
     this.#stats = new StatsStore(ctx);
@@ -106,7 +122,7 @@ export class TaskStore {
     this.#lifecycle = new TaskLifecycle(
       ctx,
       { known, claims, history: this.#history, cooldowns: this.#cooldowns },
-      o.maxAttempts ?? 5,
+      o.maxAttempts ?? DEFAULT_STORE_OPTIONS.maxAttempts,
     );
   }
 

@@ -7,7 +7,14 @@
  * with its description and secrecy. Flags, `--help`, `--print-config` and error messages are all
  * derived from it, so a setting cannot exist in one place and be missing from another.
  */
-import { type CooldownPolicy, MIN_SESSION_TTL_SECS, type TaskKind } from '@maintd/core';
+import {
+  type CooldownPolicy,
+  DEFAULT_COOLDOWN_POLICY,
+  DEFAULT_PREFIX,
+  DEFAULT_STORE_OPTIONS,
+  MIN_SESSION_TTL_SECS,
+  type TaskKind,
+} from '@maintd/core';
 import {
   type SettingDescriptor as Descriptor,
   type ValueType,
@@ -77,7 +84,7 @@ const shape = {
   ETCD_ENDPOINTS: setting(urlList({ allowPath: false }), '', {
     description: 'etcd endpoints; empty = embedded in-memory store (single master, not durable).',
   }),
-  ETCD_PREFIX: setting(word('prefix', 'a key prefix'), '/maintd', {
+  ETCD_PREFIX: setting(word('prefix', 'a key prefix'), DEFAULT_PREFIX, {
     description: 'Key prefix under which all maintd state lives in etcd.',
   }),
   ETCD_USERNAME: optional(text('user'), {
@@ -96,7 +103,7 @@ const shape = {
   ETCD_CLIENT_KEY: optional(text('path'), {
     description: 'PEM file of the client private key for etcd; needs ETCD_CLIENT_CERT.',
   }),
-  ETCD_LEASE_TTL_SECS: setting(timerSecs(MIN_SESSION_TTL_SECS), '30', {
+  ETCD_LEASE_TTL_SECS: setting(timerSecs(MIN_SESSION_TTL_SECS), String(DEFAULT_STORE_OPTIONS.leaseTtlSecs), {
     description: `TTL of this master's session lease; peers recover its tasks this long after it dies (minimum ${MIN_SESSION_TTL_SECS}).`,
   }),
   WORKER_ENDPOINTS: setting(urlList({ allowPath: true }), '', {
@@ -122,37 +129,49 @@ const shape = {
   MERGE_WAL_CONCURRENCY: setting(wholeNumber(0), '4', {
     description: 'Slots of the merge-wal pool; 0 = no separate pool, the general pool claims every kind.',
   }),
-  TASK_MAX_ATTEMPTS: setting(wholeNumber(1), '5', {
+  TASK_MAX_ATTEMPTS: setting(wholeNumber(1), String(DEFAULT_STORE_OPTIONS.maxAttempts), {
     description: 'Attempts before a task is given up as failed.',
   }),
-  TASK_HISTORY_LIMIT: setting(wholeNumber(1), '1000', {
+  TASK_HISTORY_LIMIT: setting(wholeNumber(1), String(DEFAULT_STORE_OPTIONS.historyLimit), {
     description: 'Finished tasks kept in history.',
   }),
-  TASK_HISTORY_TTL_SECS: setting(wholeNumber(0, Number.MAX_SAFE_INTEGER, 'secs'), '86400', {
-    description: 'Age at which finished tasks leave history; 0 = only TASK_HISTORY_LIMIT applies.',
-  }),
-  TASK_COOLDOWN_AFTER_FAILURES: setting(wholeNumber(0), '3', {
+  TASK_HISTORY_TTL_SECS: setting(
+    wholeNumber(0, Number.MAX_SAFE_INTEGER, 'secs'),
+    String(DEFAULT_STORE_OPTIONS.historyTtlSecs),
+    {
+      description: 'Age at which finished tasks leave history; 0 = only TASK_HISTORY_LIMIT applies.',
+    },
+  ),
+  TASK_COOLDOWN_AFTER_FAILURES: setting(wholeNumber(0), String(DEFAULT_COOLDOWN_POLICY.afterFailures), {
     description: 'Consecutive failures of a (kind, store) before sweeps skip it for a window; 0 disables cooldowns.',
   }),
-  TASK_COOLDOWN_BASE_SECS: setting(wholeNumber(1, Number.MAX_SAFE_INTEGER, 'secs'), '600', {
-    description: 'First cooldown window; it doubles with every further failure.',
-  }),
-  TASK_COOLDOWN_MAX_SECS: setting(wholeNumber(1, Number.MAX_SAFE_INTEGER, 'secs'), '21600', {
-    description:
-      'Longest cooldown window, and how long a failure count is remembered; at least TASK_COOLDOWN_BASE_SECS.',
-  }),
-  TASK_COOLDOWN_JITTER: setting(decimal(0, 1, true, 'fraction'), '0.1', {
+  TASK_COOLDOWN_BASE_SECS: setting(
+    wholeNumber(1, Number.MAX_SAFE_INTEGER, 'secs'),
+    String(DEFAULT_COOLDOWN_POLICY.baseSecs),
+    {
+      description: 'First cooldown window; it doubles with every further failure.',
+    },
+  ),
+  TASK_COOLDOWN_MAX_SECS: setting(
+    wholeNumber(1, Number.MAX_SAFE_INTEGER, 'secs'),
+    String(DEFAULT_COOLDOWN_POLICY.maxSecs),
+    {
+      description:
+        'Longest cooldown window, and how long a failure count is remembered; at least TASK_COOLDOWN_BASE_SECS.',
+    },
+  ),
+  TASK_COOLDOWN_JITTER: setting(decimal(0, 1, true, 'fraction'), String(DEFAULT_COOLDOWN_POLICY.jitter), {
     description:
       'Fraction by which a window is shortened at most, so cooled stores do not return in lockstep; in [0, 1).',
   }),
   TASK_COOLDOWN_KINDS: setting(taskKinds, 'all', {
     description: `Task kinds cooldowns apply to: all, or a comma-separated list of ${KIND_NAMES.join(', ')}.`,
   }),
-  TASK_COOLDOWN_MAX_PERCENT: setting(decimal(0, 100, false, 'percent'), '25', {
+  TASK_COOLDOWN_MAX_PERCENT: setting(decimal(0, 100, false, 'percent'), String(DEFAULT_COOLDOWN_POLICY.maxPercent), {
     description:
       "Open no new window while more than this percentage of a kind's stores are cooling (the fleet is failing).",
   }),
-  TASK_COOLDOWN_COUNT_INFRA: setting(bool, 'false', {
+  TASK_COOLDOWN_COUNT_INFRA: setting(bool, String(DEFAULT_COOLDOWN_POLICY.countInfrastructure), {
     description: 'Count infrastructure failures (no worker answered) toward cooldowns, not only store failures.',
   }),
   SHUTDOWN_GRACE_SECS: setting(timerSecs(0), '30', {
