@@ -1,5 +1,5 @@
 import { type ServerType, serve } from '@hono/node-server';
-import { EtcdKv, type EtcdKvOptions, diagnoseEtcdTls, etcdKvOptions, systemClock } from '@maintd/core';
+import { EtcdKv, type EtcdKvOptions, cryptoRandom, diagnoseEtcdTls, etcdKvOptions, systemClock } from '@maintd/core';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import type { ExporterConfig } from './config.js';
@@ -49,6 +49,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     kv,
     prefix: config.etcd.prefix,
     clock: systemClock,
+    random: cryptoRandom,
     logger,
     checkIntervalMs: config.checkIntervalSecs * 1000,
     // gRPC reports a TLS failure as a bare UNAVAILABLE: the handshake says what is wrong.

@@ -4,8 +4,11 @@ import {
   type Clock,
   EtcdKv,
   FakeClock,
+  type Kv,
   type MasterInfo,
+  MemoryKv,
   type StoreStats,
+  StoreUnavailableError,
   type TaskKind,
   TaskStore,
   seededRandom,
@@ -76,12 +79,7 @@ function newKv(eps: readonly string[] = endpoints): EtcdKv {
   return kv;
 }
 
-function newWatcher(
-  kv: EtcdKv | ReturnType<typeof gatedWatchKv>['kv'],
-  prefix: string,
-  clock: Clock,
-  extra: { checkIntervalMs?: number; pageSize?: number } = {},
-) {
+function newWatcher(kv: Kv, prefix: string, clock: Clock, extra: { checkIntervalMs?: number; pageSize?: number } = {}) {
   const syncs: SyncInfo[] = [];
   const w = new ClusterWatcher({ kv, prefix, clock, onSync: (s) => syncs.push(s), ...extra });
   cleanup.push(() => w.close());
@@ -177,7 +175,11 @@ describe('ClusterWatcher against a real etcd', () => {
     await kv.compact(await kv.revision());
     gated.open();
 
-    await eventually(() => expect(syncs.map((s) => s.reason)).toEqual(['start', 'compacted']));
+    // The re-sync first waits a moment on the watcher's clock (a watch that fails at once must not spin).
+    await eventually(async () => {
+      await clock.advance(100);
+      expect(syncs.map((s) => s.reason)).toEqual(['start', 'compacted']);
+    });
     await caughtUp(w, kv, prefix);
     expect(w.up).toBe(true);
     expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
@@ -222,4 +224,86 @@ describe('ClusterWatcher against a real etcd', () => {
     expect(s.kinds[1]?.cooldownsActive).toBe(1);
     expect(s.kinds[0]!.queueOldestAgeSeconds).toBeCloseTo(expected.kinds[0]!.queueOldestAgeSeconds, 0);
   }, 45_000);
+});
+
+/**
+ * A Kv over `kv` that, while `down`, fails reads as an unreachable etcd does, recording when the
+ * watcher tried: `ranges` (a sync's first read) and `probes` (the periodic revision check).
+ */
+function unreachableWhileDown(kv: Kv, clock: Clock) {
+  const state = { down: false, ranges: [] as number[], probes: [] as number[] };
+  const unavailable = (): Promise<never> => Promise.reject(new StoreUnavailableError('etcd: connection refused'));
+  const wrapped: Kv = {
+    get: (key) => kv.get(key),
+    range: (prefix, o) => {
+      if (!state.down) return kv.range(prefix, o);
+      state.ranges.push(clock.now());
+      return unavailable();
+    },
+    txn: (c, ok, failed) => kv.txn(c, ok, failed),
+    put: (key, value, o) => kv.put(key, value, o),
+    delete: (key) => kv.delete(key),
+    deletePrefix: (prefix) => kv.deletePrefix(prefix),
+    grant: (ttl, o) => kv.grant(ttl, o),
+    watch: (prefix, listener, o) => kv.watch(prefix, listener, o),
+    revision: (probeKey) => {
+      if (!state.down) return kv.revision(probeKey);
+      state.probes.push(clock.now());
+      return unavailable();
+    },
+    close: () => kv.close(),
+  };
+  return { kv: wrapped, state };
+}
+
+describe('ClusterWatcher reconnect backoff', () => {
+  it('retries an unreachable etcd after doubling, jittered waits capped at 5 s, and starts over once in sync again', async () => {
+    const clock = new FakeClock();
+    const memory = new MemoryKv({ clock });
+    cleanup.push(() => memory.close());
+    const { kv, state } = unreachableWhileDown(memory, clock);
+    state.down = true;
+    const syncs: SyncInfo[] = [];
+    const w = new ClusterWatcher({
+      kv,
+      prefix: '/backoff',
+      clock,
+      random: seededRandom(11),
+      checkIntervalMs: 1000,
+      onSync: (info) => syncs.push(info),
+    });
+    cleanup.push(() => w.close());
+    w.start();
+    // The same draws the watcher makes, in the same order: half to all of each nominal wait.
+    const draws = seededRandom(11);
+    const jittered = (nominal: number): number => Math.floor(nominal * (0.5 + draws.next() / 2));
+    const gaps = (times: readonly number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);
+
+    await clock.advance(30_000);
+    const first = gaps(state.ranges);
+    expect(first.length).toBeGreaterThanOrEqual(7);
+    expect(first).toEqual(first.map((_, i) => jittered(Math.min(250 * 2 ** i, 5000))));
+    expect(w.up).toBe(false);
+
+    state.down = false;
+    await clock.advance(5000);
+    expect(w.up).toBe(true);
+    expect(syncs.map((s) => s.reason)).toEqual(['start']);
+    jittered(5000); // the wait that was running when etcd came back
+
+    // In sync, then unreachable again: the periodic check notices, and the waits start over.
+    state.down = true;
+    state.ranges = [];
+    await clock.advance(10_000);
+    expect(state.probes).toHaveLength(1);
+    expect(gaps([state.probes[0]!, ...state.ranges]).slice(0, 4)).toEqual([
+      jittered(250),
+      jittered(500),
+      jittered(1000),
+      jittered(2000),
+    ]);
+    state.down = false;
+    await clock.advance(5000);
+    expect(syncs.map((s) => s.reason)).toEqual(['start', 'reconnect']);
+  });
 });

@@ -1,16 +1,17 @@
 import { performance } from 'node:perf_hooks';
-import { clearTimeout, setTimeout } from 'node:timers';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Clock,
   ClosedError,
   type Kv,
+  type Random,
   StoreUnavailableError,
   type Watch,
   WatchCompactedError,
   type WatchEvent,
+  cryptoRandom,
   systemClock,
 } from '@maintd/core';
+import type { IBackoff } from 'cockatiel';
 import { type Logger, pino } from 'pino';
 import {
   type ClusterAggregate,
@@ -20,6 +21,7 @@ import {
   createAggregate,
   summarize,
 } from './aggregate.js';
+import { reconnectBackoff } from './backoff.js';
 
 /** Why the exporter read the prefix in full. */
 export type SyncReason =
@@ -52,10 +54,12 @@ export interface ClusterWatcherOptions {
   /** The masters' key prefix (default `/maintd`). */
   readonly prefix?: string;
   /**
-   * Source of "now" for ages, windows and the last-event time (default: system). The checks and
-   * retries run on real time whatever the clock: they pace calls to a real etcd.
+   * Source of time (default: the system clock): "now" for ages, windows and the last-event time,
+   * and the pace of the periodic checks, the reconnect backoff and the watch and close deadlines.
    */
   readonly clock?: Clock;
+  /** Jitter of the reconnect backoff (default: the platform's crypto randomness). */
+  readonly random?: Random;
   readonly logger?: Logger;
   /** How often etcd is asked for its revision while the watch is quiet (default 5000). */
   readonly checkIntervalMs?: number;
@@ -70,7 +74,7 @@ export interface ClusterWatcherOptions {
    * diagnosis: gRPC reports every TLS failure as a bare UNAVAILABLE).
    */
   readonly explain?: (err: unknown) => Promise<string | undefined>;
-  /** Longest wait for etcd to accept the watch, in real ms (default 5000). */
+  /** Longest wait for etcd to accept the watch, in ms (default 5000). */
   readonly watchTimeoutMs?: number;
   /** Called after each completed full sync (metrics). */
   readonly onSync?: (info: SyncInfo) => void;
@@ -88,6 +92,7 @@ export interface WatcherStatus {
 
 type Outcome = 'compacted' | 'watch_error' | 'unreachable' | 'stopped';
 
+/** The first wait before re-reading an unreachable etcd; it doubles up to {@link MAX_BACKOFF_MS}. */
 const MIN_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5000;
 /** Pause before a re-sync while etcd answers: a watch that fails at once must not spin. */
@@ -115,6 +120,7 @@ export class ClusterWatcher {
   #probeKey: string | undefined;
   readonly #explain: ((err: unknown) => Promise<string | undefined>) | undefined;
   readonly #clock: Clock;
+  readonly #random: Random;
   readonly #logger: Logger;
   readonly #checkMs: number;
   readonly #pageSize: number;
@@ -126,7 +132,8 @@ export class ClusterWatcher {
   #lastEventMs: number | undefined;
   /** Bumped per sync: events of an older sync's watch are ignored. */
   #generation = 0;
-  #backoffMs = MIN_BACKOFF_MS;
+  /** The step of the latest retry of an unreachable etcd; undefined once in sync. */
+  #backoff: IBackoff<unknown> | undefined;
   #loop: Promise<void> | undefined;
 
   constructor(options: ClusterWatcherOptions) {
@@ -134,6 +141,7 @@ export class ClusterWatcher {
     this.#prefix = options.prefix;
     this.#explain = options.explain;
     this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? cryptoRandom;
     this.#logger = options.logger ?? pino({ level: 'silent' });
     this.#checkMs = options.checkIntervalMs ?? 5000;
     this.#pageSize = options.pageSize ?? 500;
@@ -173,6 +181,7 @@ export class ClusterWatcher {
   }
 
   async #run(): Promise<void> {
+    const schedule = reconnectBackoff({ initialMs: MIN_BACKOFF_MS, maxMs: MAX_BACKOFF_MS, random: this.#random });
     let reason: SyncReason = 'start';
     while (!this.#stop.signal.aborted) {
       const outcome = await this.#syncAndFollow(reason);
@@ -180,15 +189,15 @@ export class ClusterWatcher {
       let waitMs = RESYNC_DELAY_MS;
       if (outcome === 'unreachable') {
         this.#up = false;
-        waitMs = this.#backoffMs;
-        this.#backoffMs = Math.min(this.#backoffMs * 2, MAX_BACKOFF_MS);
+        this.#backoff = this.#backoff ? this.#backoff.next(undefined) : schedule.next();
+        waitMs = this.#backoff.duration;
         // A first sync that failed is still the start; anything later is a reconnect.
         if (this.#current) reason = 'reconnect';
       } else {
         reason = this.#current ? outcome : reason;
       }
       try {
-        await sleep(waitMs, undefined, { signal: this.#stop.signal });
+        await this.#clock.sleep(waitMs, this.#stop.signal);
       } catch {
         return;
       }
@@ -226,7 +235,8 @@ export class ClusterWatcher {
     this.#current = agg;
     this.#up = true;
     this.#lastEventMs = this.#clock.now();
-    this.#backoffMs = MIN_BACKOFF_MS;
+    this.#backoff = undefined;
+    // Real elapsed time, whatever the clock: the metric reports what a sync costs etcd and us.
     const durationMs = performance.now() - started;
     try {
       this.#onSync?.({ reason, durationMs, revision: agg.revision, tasks: agg.tasks.size });
@@ -241,7 +251,7 @@ export class ClusterWatcher {
     if (outcome === 'compacted') this.#logger.info('watch history was compacted; re-syncing');
     else if (outcome === 'watch_error')
       this.#logger.warn({ err: dead.signal.reason as unknown }, 'watch broke; re-syncing');
-    void closeWithin(watch, CLOSE_TIMEOUT_MS);
+    void closeWithin(watch, CLOSE_TIMEOUT_MS, this.#clock);
     return outcome;
   }
 
@@ -284,24 +294,22 @@ export class ClusterWatcher {
       fromRevision,
       onError: (err) => dead.abort(err),
     });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new StoreUnavailableError(`etcd did not accept the watch within ${this.#watchTimeoutMs} ms`)),
-        this.#watchTimeoutMs,
-      );
+    const timer = new AbortController();
+    const timeout = this.#clock.sleep(this.#watchTimeoutMs, timer.signal).then(() => {
+      throw new StoreUnavailableError(`etcd did not accept the watch within ${this.#watchTimeoutMs} ms`);
     });
     try {
       return await Promise.race([opening, timeout]);
     } catch (err) {
       // A watch that opens after all must not linger on the shared stream.
       opening.then(
-        (w) => closeWithin(w, CLOSE_TIMEOUT_MS),
+        (w) => closeWithin(w, CLOSE_TIMEOUT_MS, this.#clock),
         () => undefined,
       );
       throw err;
     } finally {
-      clearTimeout(timer);
+      // The race has settled: the aborted timer's rejection goes to it, unobserved.
+      timer.abort();
     }
   }
 
@@ -322,7 +330,7 @@ export class ClusterWatcher {
       void (async () => {
         for (;;) {
           try {
-            await sleep(this.#checkMs, undefined, { signal: done.signal });
+            await this.#clock.sleep(this.#checkMs, done.signal);
           } catch {
             return;
           }
@@ -342,15 +350,10 @@ export class ClusterWatcher {
   }
 }
 
-async function closeWithin(watch: Watch, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
-    watch.close().catch(() => undefined),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]);
-  clearTimeout(timer);
+async function closeWithin(watch: Watch, ms: number, clock: Clock): Promise<void> {
+  const timer = new AbortController();
+  await Promise.race([watch.close().catch(() => undefined), clock.sleep(ms, timer.signal).catch(() => undefined)]);
+  timer.abort();
 }
 
 function errorText(err: unknown): string {

@@ -1,3 +1,4 @@
+import { FakeClock } from '@maintd/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KEY, NOW, fakeApi, mountApp, sampleFleet, store, task } from '../test/app-harness.js';
 import { cooldown, startFakeMaster } from '../test/fake-master.js';
@@ -61,11 +62,12 @@ describe('views', () => {
   });
 
   it('the Cooldowns view counts the time left down live', async () => {
-    const m = mount({ tickMs: 20 });
+    const clock = new FakeClock(NOW);
+    const m = mount({ clock, now: () => clock.now(), tickMs: 1000 });
     await m.press('3');
     expect(m.frame()).toContain('10m00s');
-    m.setNow(NOW + 61_000);
-    await new Promise((r) => setTimeout(r, 60));
+    await clock.advance(61_000);
+    await m.settle();
     expect(m.frame()).toContain('8m59s');
   });
 

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '@maintd/core';
 import { Box, Text, useApp, useInput } from 'ink';
 import { type ReactNode, useCallback, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import type { Task, TaskKind } from './api/types.js';
@@ -53,6 +54,9 @@ export interface AppProps {
   readonly theme?: Theme;
   /** A fixed size instead of the terminal's (tests, benchmarks). */
   readonly size?: Size;
+  /** Source of the time shown and of the countdown tick (default: the system clock). */
+  readonly clock?: Clock;
+  /** Overrides the clock's reading of the time shown (tests and the benchmark freeze it). */
   readonly now?: () => number;
   /** How often countdowns and ages tick. */
   readonly tickMs?: number;
@@ -61,7 +65,6 @@ export interface AppProps {
   readonly onQuit?: () => void;
 }
 
-const systemNow = (): number => Date.now();
 /** Rows above and below the view: header, tabs, status line, and the line Ink keeps free. */
 const CHROME_ROWS = 4;
 /** Parallel requests of one bulk action. */
@@ -69,7 +72,13 @@ const ACTION_CONCURRENCY = 4;
 
 /** The dashboard. All state transitions are {@link handleKey}; this wires data, keys and effects. */
 export function App(props: AppProps): ReactNode {
-  const now = useNow(props.now ?? systemNow, props.tickMs ?? 1000);
+  const base = props.clock ?? systemClock;
+  const { now: fixedNow } = props;
+  const clock = useMemo(
+    (): Clock => (fixedNow ? { now: fixedNow, sleep: (ms, signal) => base.sleep(ms, signal) } : base),
+    [base, fixedNow],
+  );
+  const now = useNow(clock, props.tickMs ?? 1000);
   const size = useTerminalSize(props.size);
   const { source } = props;
   const subscribe = useCallback((listener: () => void) => source.subscribe(listener), [source]);

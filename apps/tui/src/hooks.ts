@@ -1,3 +1,4 @@
+import type { Clock } from '@maintd/core';
 import { useStdout } from 'ink';
 import { useEffect, useReducer, useRef, useState } from 'react';
 
@@ -37,19 +38,21 @@ export function useTerminalSize(fixed?: Size): Size {
  * (the second, for countdowns) has moved on since the last render. A dashboard that is already
  * redrawing for live data several times a second thus draws no extra frames for its clock.
  */
-export function useNow(now: () => number, tickMs: number): number {
+export function useNow(clock: Clock, tickMs: number): number {
   const [, redraw] = useReducer((n: number) => n + 1, 0);
   const shown = useRef(0);
-  const t = now();
+  const t = clock.now();
   shown.current = t;
   useEffect(() => {
-    const timer = setInterval(
-      () => {
-        if (Math.floor(now() / tickMs) !== Math.floor(shown.current / tickMs)) redraw();
-      },
-      Math.max(5, tickMs / 4),
-    );
-    return () => clearInterval(timer);
-  }, [now, tickMs]);
+    const stop = new AbortController();
+    const period = Math.max(5, tickMs / 4);
+    void (async () => {
+      for (;;) {
+        await clock.sleep(period, stop.signal);
+        if (Math.floor(clock.now() / tickMs) !== Math.floor(shown.current / tickMs)) redraw();
+      }
+    })().catch(() => undefined); // unmounted (or the clock changed): the sleep was aborted
+    return () => stop.abort();
+  }, [clock, tickMs]);
   return t;
 }

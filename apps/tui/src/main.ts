@@ -1,4 +1,5 @@
 import process from 'node:process';
+import { cryptoRandom, systemClock } from '@maintd/core';
 import { MaintdClient } from './api/client.js';
 import { parseCli } from './cli.js';
 import { FleetFeed } from './data/feed.js';
@@ -30,7 +31,13 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   const o = cli.options;
   const client = new MaintdClient({ url: o.url, token: o.token, timeoutMs: o.timeoutMs });
-  const feed = new FleetFeed({ client, token: o.token, refreshMs: o.refreshMs });
+  const feed = new FleetFeed({
+    client,
+    token: o.token,
+    refreshMs: o.refreshMs,
+    clock: systemClock,
+    random: cryptoRandom,
+  });
   feed.start();
 
   process.stdout.write(ENTER_ALT_SCREEN);
@@ -44,6 +51,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   const instance = renderDashboard({
     source: feed,
     api: client,
+    clock: systemClock,
     url: o.url,
     readonly: o.readonly,
     guardPercent: o.guardPercent,

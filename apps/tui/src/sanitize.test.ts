@@ -19,6 +19,17 @@ describe('sanitizeText', () => {
   it('leaves ordinary text, paths and Unicode alone', () => {
     expect(sanitizeText('Not found: .../data/x.lance — ünïcode')).toBe('Not found: .../data/x.lance — ünïcode');
   });
+
+  it('keeps text longer than a cooldown’s 512-character bound whole (a task’s error may hold 2048)', () => {
+    const long = `${'x'.repeat(1500)} — ${'é'.repeat(500)}`;
+    expect(sanitizeText(long)).toBe(long);
+    expect(sanitizeText(`${long}\u001b[2J`)).toBe(long);
+  });
+
+  it('trims and folds spaces in plain ASCII text too', () => {
+    expect(sanitizeText('  a  b ')).toBe('a b');
+    expect(sanitizeText('')).toBe('');
+  });
 });
 
 describe('sanitizeDeep', () => {

@@ -1,30 +1,21 @@
-/* eslint-disable no-control-regex -- control characters are exactly what this file removes */
-import { stripVTControlCharacters } from 'node:util';
+import { sanitizeError } from '@maintd/core';
 
-// Control strings (OSC such as a window title or hyperlink, DCS, SOS, PM, APC) run to a BEL or
-// ST terminator, and their payload may contain spaces that stripVTControlCharacters does not
-// consume; a terminal would swallow an unterminated one to the end, so we drop it to the end.
-const CONTROL_STRINGS =
-  /(?:\u001b[\]PX^_]|[\u0090\u0098\u009d-\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c|$)/g;
-// C0, DEL and C1 controls survive stripVTControlCharacters when they are not part of a complete
-// escape sequence (a lone ESC, BEL, CR…); any of them could still move the cursor or retitle the
-// terminal, so they become spaces.
-const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/g;
-// Bidirectional overrides and isolates reorder what follows them on screen ("Trojan Source"),
-// so a store name or error could display as something else.
-const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// Printable ASCII words with single spaces between them: no escape sequence, control or
+// bidirectional character can hide in such a string, so it is already clean. Nearly every
+// string of a read (keys, kinds, names, ids) is one, and skipping core's pass for them keeps a
+// full read of 10,000 cooldowns and stores at ~40 ms instead of ~230 ms of the event loop.
+const PLAIN = /^[!-~]+(?: [!-~]+)*$/;
 
 /**
- * Makes text from the master (worker errors, task details, names, hosts) safe to draw: removes
- * terminal escape sequences, turns control characters into spaces, drops bidirectional
- * controls and folds runs of spaces. Applied to every string the TUI receives, at the edge.
+ * Makes text from the master (worker errors, task details, names, hosts) safe to draw: core's
+ * {@link sanitizeError} (escape sequences removed, control characters made spaces,
+ * bidirectional controls dropped, spaces folded), without its length bound: that defaults to a
+ * cooldown's 512 characters, while a task's error or detail is stored with up to 2048 and the
+ * detail pane shows it whole. The master bounds what it stores; the dashboard draws what it gets.
+ * Applied to every string the TUI receives, at the edge.
  */
 export function sanitizeText(text: string): string {
-  return stripVTControlCharacters(text.replace(CONTROL_STRINGS, ''))
-    .replace(CONTROL_CHARS, ' ')
-    .replace(BIDI_CONTROLS, '')
-    .replace(/ {2,}/g, ' ')
-    .trim();
+  return PLAIN.test(text) ? text : sanitizeError(text, Number.POSITIVE_INFINITY);
 }
 
 /** A copy of `value` with {@link sanitizeText} applied to every string in it, keys included. */

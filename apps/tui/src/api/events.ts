@@ -1,68 +1,9 @@
+import type { Clock } from '@maintd/core';
+import { type EventSourceMessage, createParser } from 'eventsource-parser';
 import { z } from 'zod';
 import { sanitizeDeep, sanitizeText } from '../sanitize.js';
 import { ConnectionError, connectionError } from './client.js';
 import type { Cooldown, Task } from './types.js';
-
-/** One server-sent event: its `event:` name (default `message`), joined `data:` lines and `id:`. */
-export interface SseMessage {
-  readonly event: string;
-  readonly data: string;
-  readonly id: string | undefined;
-}
-
-/**
- * An incremental `text/event-stream` parser (WHATWG HTML §9.2.6): feed it decoded chunks as they
- * arrive, split anywhere, and it returns the events they complete. Comments (`: keepalive`) and
- * unknown fields are ignored; CRLF, CR and LF all end lines.
- */
-export class SseParser {
-  #buffer = '';
-  #event = '';
-  #data: string[] = [];
-  #id: string | undefined;
-  #sawCr = false;
-
-  /** Parses a chunk; returns the events it completed, in order. */
-  push(chunk: string): SseMessage[] {
-    const out: SseMessage[] = [];
-    let text = chunk;
-    // A CRLF split across chunks: the LF belongs to the CR that already ended a line.
-    if (this.#sawCr && text.startsWith('\n')) text = text.slice(1);
-    this.#sawCr = false;
-    this.#buffer += text;
-    let start = 0;
-    for (let i = 0; i < this.#buffer.length; i++) {
-      const ch = this.#buffer[i];
-      if (ch !== '\n' && ch !== '\r') continue;
-      this.#line(this.#buffer.slice(start, i), out);
-      if (ch === '\r') {
-        if (i + 1 === this.#buffer.length) this.#sawCr = true;
-        else if (this.#buffer[i + 1] === '\n') i++;
-      }
-      start = i + 1;
-    }
-    this.#buffer = this.#buffer.slice(start);
-    return out;
-  }
-
-  #line(line: string, out: SseMessage[]): void {
-    if (line === '') {
-      if (this.#data.length > 0)
-        out.push({ event: this.#event || 'message', data: this.#data.join('\n'), id: this.#id });
-      this.#event = '';
-      this.#data = [];
-      return;
-    }
-    if (line.startsWith(':')) return;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'event') this.#event = value;
-    else if (field === 'data') this.#data.push(value);
-    else if (field === 'id' && !value.includes('\0')) this.#id = value;
-  }
-}
 
 /** A change the master reports over `GET /api/v1/events` (its `MaintdEvent`), sanitised. */
 export type MaintdEvent =
@@ -142,6 +83,8 @@ export interface EventStreamOptions {
    * longer silence means a half-open connection (the master's host vanished), not a quiet fleet.
    */
   readonly idleTimeoutMs: number;
+  /** Times both deadlines. */
+  readonly clock: Clock;
   readonly signal: AbortSignal;
   readonly fetch?: typeof fetch;
 }
@@ -152,23 +95,24 @@ export type StreamEnd = 'closed' | 'overflow' | 'aborted';
 /**
  * Reads `GET /api/v1/events` until it ends: resolves with why (`overflow` = the master cut a slow
  * client off; reconnect and re-read), rejects with a {@link ConnectionError} when it cannot
- * connect, goes silent, or breaks. Node 20 has no EventSource, so this parses the stream itself.
+ * connect, goes silent, or breaks. Node 20 has no EventSource, so the stream is fetched here and
+ * parsed by eventsource-parser; a `retry:` field is ignored (the caller paces reconnects).
  */
 export async function readEventStream(options: EventStreamOptions, handlers: EventStreamHandlers): Promise<StreamEnd> {
   const f = options.fetch ?? globalThis.fetch;
+  const { clock } = options;
   const local = new AbortController();
   const signal = AbortSignal.any([options.signal, local.signal]);
-  let idle: NodeJS.Timeout | undefined;
+  // One watchdog for both deadlines: every chunk only moves `deadline`, so a busy stream costs no
+  // timer per chunk; the watchdog sleeps again until the latest deadline has really passed.
+  let deadline = clock.now() + options.connectTimeoutMs;
   let idleFired = false;
-  const arm = (ms: number): void => {
-    clearTimeout(idle);
-    idle = setTimeout(() => {
-      idleFired = true;
-      local.abort();
-    }, ms);
-  };
+  const watchdog = (async () => {
+    for (let left = deadline - clock.now(); left > 0; left = deadline - clock.now()) await clock.sleep(left, signal);
+    idleFired = true;
+    local.abort();
+  })().catch(() => undefined); // `signal` aborted: the stream ended first
   try {
-    arm(options.connectTimeoutMs);
     const res = await f(`${options.url.replace(/\/+$/, '')}/api/v1/events`, {
       headers: { accept: 'text/event-stream', ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
       signal,
@@ -177,15 +121,19 @@ export async function readEventStream(options: EventStreamOptions, handlers: Eve
       await res.body?.cancel().catch(() => undefined);
       throw new ConnectionError(`events: HTTP ${res.status}`);
     }
-    arm(options.idleTimeoutMs);
-    const parser = new SseParser();
+    deadline = clock.now() + options.idleTimeoutMs;
+    // The parser reports events through a callback; they are collected per chunk and handled
+    // after it, where an `overflow` can end the read.
+    const batch: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (m) => batch.push(m) });
     const decoder = new TextDecoder();
     const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) return 'closed';
-      arm(options.idleTimeoutMs);
-      for (const m of parser.push(decoder.decode(value, { stream: true }))) {
+      deadline = clock.now() + options.idleTimeoutMs;
+      parser.feed(decoder.decode(value, { stream: true }));
+      for (const m of batch.splice(0)) {
         if (m.event === 'hello') handlers.onOpen(helloMaster(m.data));
         else if (m.event === 'overflow') {
           await reader.cancel().catch(() => undefined);
@@ -201,8 +149,8 @@ export async function readEventStream(options: EventStreamOptions, handlers: Eve
     if (idleFired) throw new ConnectionError('events: no data (not even a keepalive) in time', { cause: err });
     throw connectionError(err, options.connectTimeoutMs);
   } finally {
-    clearTimeout(idle);
     local.abort();
+    await watchdog;
   }
 }
 

@@ -1,3 +1,4 @@
+import { FakeClock, seededRandom } from '@maintd/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeMaster, cooldown, startFakeMaster } from '../../test/fake-master.js';
 import { MaintdClient } from '../api/client.js';
@@ -148,5 +149,59 @@ describe('FleetFeed', () => {
     await until(feed, (x) => x.data.cooldowns?.has('merge_wal/fresh') === true);
     await new Promise((r) => setTimeout(r, 500)); // the late read has landed
     expect(feed.getSnapshot().data.cooldowns?.has('merge_wal/fresh')).toBe(true);
+  });
+
+  it('reconnects its event stream after doubling, jittered waits up to the cap, and starts over once a stream opens', async () => {
+    const clock = new FakeClock();
+    const attempts: number[] = [];
+    let openNext = false;
+    let hangUp: (() => void) | undefined;
+    const refused = (): Promise<Response> => Promise.reject(new TypeError('fetch failed'));
+    const events: typeof fetch = () => {
+      attempts.push(clock.now());
+      if (!openNext) return refused();
+      openNext = false;
+      // The master says hello, then hangs up when the test says so.
+      const body = new ReadableStream<Uint8Array>({
+        start: (c) => {
+          c.enqueue(new TextEncoder().encode('event: hello\ndata: {"master_id":"m"}\n\n'));
+          hangUp = () => c.close();
+        },
+      });
+      return Promise.resolve(new Response(body));
+    };
+    const feed = new FleetFeed({
+      client: new MaintdClient({ url: 'http://master.invalid', timeoutMs: 1000, fetch: refused }),
+      refreshMs: 60_000,
+      maxBackoffMs: 2000,
+      clock,
+      random: seededRandom(7),
+      fetch: events,
+    });
+    feeds.push(feed);
+    feed.start();
+    // The same draws the feed makes, in the same order: half to all of each nominal wait.
+    const draws = seededRandom(7);
+    const jittered = (nominal: number): number => Math.floor(nominal * (0.5 + draws.next() / 2));
+    const gaps = (times: readonly number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);
+
+    await clock.advance(10_000);
+    const refusals = gaps(attempts);
+    expect(refusals.length).toBeGreaterThanOrEqual(6);
+    expect(refusals).toEqual(refusals.map((_, i) => jittered(Math.min(250 * 2 ** i, 2000))));
+    jittered(2000); // the wait that was running when the clock stopped
+
+    openNext = true;
+    while (!hangUp) await clock.advance(100);
+    const opened = attempts.length;
+    await until(feed, (x) => x.connection.state === 'live');
+    hangUp();
+    // Time stands still until the test moves it: the feed is now waiting from this instant.
+    await until(feed, (x) => x.connection.state !== 'live');
+    const closedAt = clock.now();
+    await clock.advance(10_000);
+    const after = gaps([closedAt, ...attempts.slice(opened)]);
+    expect(after.length).toBeGreaterThanOrEqual(3);
+    expect(after.slice(0, 3)).toEqual([jittered(250), jittered(500), jittered(1000)]);
   });
 });

@@ -1,3 +1,5 @@
+import { type Clock, type Random, cryptoRandom, systemClock } from '@maintd/core';
+import type { IBackoff } from 'cockatiel';
 import { ApiError, type MaintdClient } from '../api/client.js';
 import { type MaintdEvent, readEventStream } from '../api/events.js';
 import { type Task, type TaskKind, type TaskPage, TASK_KINDS } from '../api/types.js';
@@ -10,6 +12,7 @@ import {
   parseGuardOverflow,
   taskMap,
 } from '../state/fleet.js';
+import { reconnectBackoff } from './backoff.js';
 import type { Connection, ConnectionState, FleetSnapshot, FleetSource } from './source.js';
 
 /** Settings of a {@link FleetFeed}. */
@@ -33,7 +36,10 @@ export interface FeedOptions {
   readonly streamIdleMs?: number;
   /** Longest wait between event-stream reconnects. */
   readonly maxBackoffMs?: number;
-  readonly now?: () => number;
+  /** Times polls, batches, reconnects and stream deadlines (default: the system clock). */
+  readonly clock?: Clock;
+  /** Jitter of the reconnect waits (default: the platform's crypto randomness). */
+  readonly random?: Random;
   readonly fetch?: typeof fetch;
 }
 
@@ -41,6 +47,8 @@ export interface FeedOptions {
 export const RECENT_TASKS = 200;
 /** Stores beyond which the stores list is re-read less often than every refresh. */
 export const LARGE_FLEET = 1000;
+/** The first wait before an event-stream reconnect (it doubles up to `maxBackoffMs`). */
+const FIRST_BACKOFF_MS = 250;
 
 /** Inputs of {@link deriveConnection}. */
 export interface ConnectionFacts {
@@ -86,7 +94,8 @@ export class FleetFeed implements FleetSource {
   #wake: (() => void) | undefined;
   #pending: MaintdEvent[] = [];
   #replay: MaintdEvent[] | undefined;
-  #flushTimer: NodeJS.Timeout | undefined;
+  /** Aborts the pending batch timer; set while one runs. */
+  #flushTimer: AbortController | undefined;
   #loops: Promise<void>[] = [];
 
   constructor(options: FeedOptions) {
@@ -96,7 +105,8 @@ export class FleetFeed implements FleetSource {
       flushMs: 250,
       streamIdleMs: 40_000,
       maxBackoffMs: 10_000,
-      now: () => Date.now(),
+      clock: systemClock,
+      random: cryptoRandom,
       ...options,
     };
     this.#snapshot = { data: this.#data, connection: this.#connection() };
@@ -112,7 +122,7 @@ export class FleetFeed implements FleetSource {
   async stop(): Promise<void> {
     this.#stop.abort();
     this.#wake?.();
-    clearTimeout(this.#flushTimer);
+    this.#flushTimer?.abort();
     await Promise.all(this.#loops);
   }
 
@@ -158,13 +168,9 @@ export class FleetFeed implements FleetSource {
       }
       if (signal.aborted) return;
       if (this.#fullWanted) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.#o.refreshMs);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      const wake = new AbortController();
+      this.#wake = () => wake.abort();
+      await this.#o.clock.sleep(this.#o.refreshMs, wake.signal).catch(() => undefined);
       this.#wake = undefined;
     }
   }
@@ -172,7 +178,7 @@ export class FleetFeed implements FleetSource {
   /** One round of reads; each part that fails keeps its previous value. */
   async #pollOnce(signal: AbortSignal): Promise<void> {
     const c = this.#o.client;
-    const now = this.#o.now();
+    const now = this.#o.clock.now();
     const full = this.#fullWanted || !this.#streamOpen || now - this.#lastFullMs >= this.#o.resyncMs;
     const storesDue =
       full || this.#data.storesTotal <= LARGE_FLEET || now - this.#lastStoresMs >= this.#o.largeFleetStoresMs;
@@ -236,14 +242,19 @@ export class FleetFeed implements FleetSource {
     this.#data = data;
     this.#pollOk = answered;
     this.#pollError = failures.length > 0 ? (failures[0]!.reason as Error).message : undefined;
-    if (answered) this.#lastUpdateMs = this.#o.now();
+    if (answered) this.#lastUpdateMs = this.#o.clock.now();
     this.#publish();
   }
 
   async #streamLoop(): Promise<void> {
     const signal = this.#stop.signal;
-    const base = 250;
-    let backoff = base;
+    const schedule = reconnectBackoff({
+      initialMs: FIRST_BACKOFF_MS,
+      maxMs: this.#o.maxBackoffMs,
+      random: this.#o.random,
+    });
+    // The step of the latest reconnect; undefined after an open, so the next wait is the first.
+    let step: IBackoff<unknown> | undefined;
     while (!signal.aborted) {
       let end: string;
       try {
@@ -253,6 +264,7 @@ export class FleetFeed implements FleetSource {
             token: this.#o.token,
             connectTimeoutMs: Math.max(this.#o.refreshMs, 5000),
             idleTimeoutMs: this.#o.streamIdleMs,
+            clock: this.#o.clock,
             signal,
             ...(this.#o.fetch ? { fetch: this.#o.fetch } : {}),
           },
@@ -260,7 +272,7 @@ export class FleetFeed implements FleetSource {
             onOpen: () => {
               this.#streamOpen = true;
               this.#streamError = undefined;
-              backoff = base;
+              step = undefined;
               // Whatever changed while the stream was down is only in a full read.
               this.refresh();
               this.#publish();
@@ -282,35 +294,36 @@ export class FleetFeed implements FleetSource {
         this.refresh();
         this.#publish();
       }
-      const wait = end === 'overflow' ? 0 : backoff * (0.5 + Math.random() / 2);
-      backoff = Math.min(backoff * 2, this.#o.maxBackoffMs);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, wait);
-        signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-          { once: true },
-        );
-      });
+      // An overflow is the master shedding a slow reader, not a failure: reconnect at once. (It
+      // still takes a step, as before: should that reconnect fail, the next wait is the second.)
+      step = step ? step.next(undefined) : schedule.next();
+      await this.#o.clock.sleep(end === 'overflow' ? 0 : step.duration, signal).catch(() => undefined);
     }
   }
 
   #onEvent(e: MaintdEvent): void {
     this.#pending.push(e);
     this.#replay?.push(e);
-    this.#flushTimer ??= setTimeout(() => this.#flush(), this.#o.flushMs);
+    if (this.#flushTimer) return;
+    const timer = new AbortController();
+    this.#flushTimer = timer;
+    this.#o.clock.sleep(this.#o.flushMs, timer.signal).then(
+      // A timer whose batch an earlier flush already took (the stream ended) must not flush the
+      // next batch before its time.
+      () => {
+        if (this.#flushTimer === timer) this.#flush();
+      },
+      () => undefined,
+    );
   }
 
   #flush(): void {
-    clearTimeout(this.#flushTimer);
+    this.#flushTimer?.abort();
     this.#flushTimer = undefined;
     if (this.#pending.length === 0) return;
     this.#data = applyEvents(this.#data, this.#pending);
     this.#pending = [];
-    this.#lastUpdateMs = this.#o.now();
+    this.#lastUpdateMs = this.#o.clock.now();
     this.#publish();
   }
 }

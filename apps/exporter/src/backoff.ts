@@ -1,0 +1,26 @@
+import type { Random } from '@maintd/core';
+import { ExponentialBackoff, type GeneratorFn, noJitterGenerator } from 'cockatiel';
+
+/** Settings of {@link reconnectBackoff}. */
+export interface ReconnectBackoffOptions {
+  /** The first wait before jitter, in ms. */
+  readonly initialMs: number;
+  /** The longest wait before jitter, in ms. */
+  readonly maxMs: number;
+  /** Source of the jitter. */
+  readonly random: Random;
+}
+
+/**
+ * Waits that double from `initialMs` up to `maxMs`, each drawn from its upper half
+ * (`[d/2, d)`, whole ms), so that exporters cut off together (a redundant pair) do not all
+ * re-read the prefix from etcd at the same instant. The schedule is cockatiel's; the jitter is not, because cockatiel's jittering generators
+ * call `Math.random` and a test must be able to pin the waits with a seeded {@link Random}.
+ */
+export function reconnectBackoff(options: ReconnectBackoffOptions): ExponentialBackoff<number> {
+  const generator: GeneratorFn<number> = (attempt, o) => {
+    const [delay, next] = noJitterGenerator(attempt, o);
+    return [Math.floor(delay * (0.5 + options.random.next() / 2)), next];
+  };
+  return new ExponentialBackoff({ generator, initialDelay: options.initialMs, maxDelay: options.maxMs });
+}
