@@ -81,6 +81,7 @@ export {
 export {
   type Claim,
   type CooldownEffect,
+  type CooldownRead,
   DEFAULT_STORE_OPTIONS,
   type EnqueueResult,
   type FinishResult,

@@ -21,7 +21,7 @@ import { KnownRecords, LocalClaims } from './store/local-state.js';
 import { StatsStore } from './store/stats.js';
 
 export type { Claim } from './store/claimer.js';
-export type { RecordFailureResult } from './store/cooldown-store.js';
+export type { CooldownRead, RecordFailureResult } from './store/cooldown-store.js';
 export type { HeldLock } from './store/coordination.js';
 export type { ListTasksQuery, TaskPage } from './store/history.js';
 export type { CooldownEffect, EnqueueResult, FinishResult, RecoveryResult, TaskOutcome } from './store/lifecycle.js';

@@ -5,6 +5,7 @@ import { type TaskKind, type TaskRecord, TaskRecordSchema, encodeTask } from '..
 import { decode } from './codec.js';
 import type { StoreContext } from './context.js';
 import { dependencyVerdict, failDependent } from './dependencies.js';
+import { type CooldownRead, cooldownRead } from './cooldown-store.js';
 import type { KnownRecord, KnownRecords, LocalClaims } from './local-state.js';
 
 const QUEUE_PAGE = 256;
@@ -23,6 +24,12 @@ export interface Claim {
   readonly revision: number;
   /** Session lease the claim rides on. */
   readonly leaseId: string;
+  /**
+   * The task's cooldown record as the claim transaction read it: `finish` writes the next one in
+   * its own transaction, guarded by this revision, with no read of its own. Absent on claims not
+   * made by {@link TaskStore.claimNext}; `finish` then reads it.
+   */
+  readonly cooldown?: CooldownRead;
 }
 
 interface Candidate {
@@ -212,6 +219,7 @@ export class Claimer {
           { type: 'put', key: k.running(id), value: masterId },
           { type: 'put', key: k.claim(id), value: masterId, lease: leaseId },
           { type: 'put', key: lockKey, value: id, lease: leaseId },
+          { type: 'get', key: k.cooldown(task.kind, task.target) },
         ],
         [
           { type: 'get', key: lockKey },
@@ -220,7 +228,13 @@ export class Claimer {
       );
       if (res.succeeded) {
         this.#claims.hold(id, res.revision);
-        return { task: running, revision: res.revision, leaseId };
+        const read = res.results.at(-1);
+        return {
+          task: running,
+          revision: res.revision,
+          leaseId,
+          cooldown: cooldownRead(read?.type === 'get' ? read.kv : undefined),
+        };
       }
       const [lock, fresh] = res.results;
       if (lock?.type === 'get' && lock.kv) {

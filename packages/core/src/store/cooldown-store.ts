@@ -1,8 +1,10 @@
 import { ContentionError } from '../errors.js';
 import { targetFromHex } from '../keys.js';
+import type { KeyValue, Lease } from '../kv/port.js';
 import {
   type CooldownDecision,
   type CooldownPolicy,
+  type FailureReport,
   type FleetState,
   isCooling,
   nextCooldown,
@@ -22,6 +24,29 @@ export type RecordFailureResult =
       /** CAS conflicts met before the write landed. */
       readonly conflicts: number;
     });
+
+/**
+ * A target's cooldown record as read at some revision, for a compare-and-swap on it: `record`
+ * undefined and `modRevision` 0 when there is none.
+ */
+export interface CooldownRead {
+  /** The record, or undefined when absent (or unreadable: the next write replaces it). */
+  readonly record: TaskCooldown | undefined;
+  /** Its `mod_revision`; 0 when absent. */
+  readonly modRevision: number;
+}
+
+/** A cooldown read from a key as a transaction returned it; a corrupt record reads as none. */
+export function cooldownRead(found: KeyValue | undefined): CooldownRead {
+  if (!found) return { record: undefined, modRevision: 0 };
+  try {
+    return { record: decode(TaskCooldownSchema, found), modRevision: found.modRevision };
+  } catch {
+    // Read after a transaction committed: throwing would lose its reply, and the CAS that
+    // follows overwrites the bad record anyway.
+    return { record: undefined, modRevision: found.modRevision };
+  }
+}
 
 /**
  * The failure-cooldown records in the Kv: the I/O around the pure policy of
@@ -48,21 +73,17 @@ export class CooldownStore {
     error: string,
     errorClass: ErrorClass,
   ): Promise<RecordFailureResult> {
-    const { kv, keys, clock, random } = this.#ctx;
-    const policy = this.#policy;
+    const { kv, keys } = this.#ctx;
     const key = keys.cooldown(kind, target);
     const report = { kind, target, taskId, error, errorClass };
     let conflicts = 0;
     for (let attempt = 0; attempt < COOLDOWN_ATTEMPTS; attempt++) {
-      if (attempt > 0) await clock.sleep(5 + Math.floor(random.next() * 20));
+      if (attempt > 0) await this.backoff();
       const found = await kv.get(key);
       const prev = found ? decode(TaskCooldownSchema, found) : undefined;
-      const now = clock.now();
-      // The fleet guard costs two reads: pay them only when this failure could open a window.
-      const fleet = wouldCool(policy, prev) ? await this.#fleetState(kind, target, now) : undefined;
-      const decision = nextCooldown(policy, prev, report, now, fleet);
+      const decision = await this.decide(report, prev);
       if (decision.action !== 'write') return decision;
-      const lease = await kv.grant(policy.maxSecs, { keepAlive: false });
+      const lease = await this.grantLease();
       const res = await kv.txn(
         [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
         [{ type: 'put', key, value: encodeCooldown(decision.record), lease: lease.id }],
@@ -72,6 +93,31 @@ export class CooldownStore {
       await lease.revoke().catch(() => undefined);
     }
     throw new ContentionError(`cooldown for ${kind} '${target}' contended past ${COOLDOWN_ATTEMPTS} attempts`);
+  }
+
+  /**
+   * The policy's decision on one more failure after `prev`, at the clock's now. The fleet guard
+   * costs two reads: they are paid only when this failure could open a window.
+   */
+  async decide(report: FailureReport, prev: TaskCooldown | undefined): Promise<CooldownDecision> {
+    const now = this.#ctx.clock.now();
+    const fleet = wouldCool(this.#policy, prev) ? await this.#fleetState(report.kind, report.target, now) : undefined;
+    return nextCooldown(this.#policy, prev, report, now, fleet);
+  }
+
+  /** A fresh lease for one record write: TTL the window's cap, so the count outlives a lapsed window. */
+  grantLease(): Promise<Lease> {
+    return this.#ctx.kv.grant(this.#policy.maxSecs, { keepAlive: false });
+  }
+
+  /** A jittered 5–25 ms pause after a lost CAS, so that contenders do not collide again. */
+  backoff(): Promise<void> {
+    return this.#ctx.clock.sleep(5 + Math.floor(this.#ctx.random.next() * 20));
+  }
+
+  /** The record of one (kind, target) with its revision. */
+  async read(kind: TaskKind, target: string): Promise<CooldownRead> {
+    return cooldownRead(await this.#ctx.kv.get(this.#ctx.keys.cooldown(kind, target)));
   }
 
   async #fleetState(kind: TaskKind, target: string, now: number): Promise<FleetState> {

@@ -1,6 +1,6 @@
 import { ClaimLostError, ContentionError } from '../errors.js';
 import { createIdGenerator } from '../ids.js';
-import type { TxnOp } from '../kv/port.js';
+import type { Compare, Lease, TxnOp, TxnOpResult } from '../kv/port.js';
 import {
   type ErrorClass,
   type TaskKind,
@@ -9,19 +9,33 @@ import {
   TaskKindSchema,
   TaskRecordSchema,
   TargetSchema,
+  encodeCooldown,
   encodeTask,
   isTerminal,
 } from '../model.js';
-import { sanitizeError } from '../cooldown-policy.js';
+import { type CooldownDecision, sanitizeError } from '../cooldown-policy.js';
 import type { Claim } from './claimer.js';
 import { decode, parseInput, stripRun } from './codec.js';
 import type { StoreContext } from './context.js';
-import type { CooldownStore, RecordFailureResult } from './cooldown-store.js';
+import { type CooldownStore, type RecordFailureResult, cooldownRead } from './cooldown-store.js';
 import type { TaskHistory } from './history.js';
 import type { KnownRecords, LocalClaims } from './local-state.js';
 import { scan } from './scan.js';
 
 const ENQUEUE_ATTEMPTS = 4;
+/** Finish transactions tried while only the cooldown record changes under them. */
+const FINISH_ATTEMPTS = 16;
+
+/** The cooldown effect of a committed finish: what its decision wrote, or what its delete found. */
+function finishEffect(
+  decision: CooldownDecision | undefined,
+  last: TxnOpResult | undefined,
+  conflicts: number,
+): CooldownEffect {
+  if (!decision) return { type: 'cleared', existed: last?.type === 'delete' && last.deleted > 0 };
+  if (decision.action !== 'write') return { type: 'failure', result: decision };
+  return { type: 'failure', result: { ...decision, conflicts } };
+}
 
 /** What {@link TaskStore.enqueue} did. */
 export interface EnqueueResult {
@@ -135,15 +149,25 @@ export class TaskLifecycle {
     throw new ContentionError(`failed to resolve concurrent task enqueue for ${kind} '${target}'`);
   }
 
+  /**
+   * One transaction, guarded by the claim and by the revision of the task's cooldown record read
+   * at claim time: the terminal record, the release of claim, running, lock and dedupe keys, and
+   * the cooldown's next record (a failure) or its deletion (a success). So no sweep sees a failed
+   * task without its count, and no crash between two writes loses one. A changed cooldown record
+   * (an operator reset, another writer) fails only the second guard: the transaction's failure
+   * branch returns the fresh record, and the finish is decided again on it.
+   */
   async finish(claim: Claim, outcome: TaskOutcome): Promise<FinishResult> {
     const { kv, keys: k, clock } = this.#ctx;
+    const { cooldowns } = this.#parts;
     const t = claim.task;
     const base = { ...t, finished_at: clock.now() };
     delete base.owner;
     const record: TaskRecord = outcome.ok
       ? { ...base, state: 'done', detail: sanitizeError(outcome.detail, 2048) }
       : { ...base, state: 'failed', error: sanitizeError(outcome.error, 2048), error_class: outcome.errorClass };
-    const ops: TxnOp[] = [
+    const cooldownKey = k.cooldown(t.kind, t.target);
+    const release: TxnOp[] = [
       { type: 'put', key: k.task(t.id), value: encodeTask(record) },
       { type: 'delete', key: k.claim(t.id) },
       { type: 'delete', key: k.running(t.id) },
@@ -151,35 +175,71 @@ export class TaskLifecycle {
     ];
     // While a depless task is active its dedupe key can only point at it (enqueue creates the key
     // only when absent, and removes it only once its task is terminal), so this delete is owned.
-    if (!t.depends_on) ops.push({ type: 'delete', key: k.dedupe(t.kind, t.target) });
-    if (outcome.ok) ops.push({ type: 'delete', key: k.cooldown(t.kind, t.target) });
-    const res = await kv.txn([{ key: k.claim(t.id), target: 'createRevision', op: '==', value: claim.revision }], ops);
-    // Settled either way; an error above (no reply) leaves the claim held, so a retry can finish it.
-    this.#parts.claims.settle(t.id, claim.revision);
-    if (!res.succeeded) throw new ClaimLostError(t.id);
+    if (!t.depends_on) release.push({ type: 'delete', key: k.dedupe(t.kind, t.target) });
+    const claimGuard: Compare = { key: k.claim(t.id), target: 'createRevision', op: '==', value: claim.revision };
+    const reread: TxnOp[] = [
+      { type: 'get', key: k.claim(t.id) },
+      { type: 'get', key: cooldownKey },
+    ];
 
-    let cooldown: CooldownEffect;
-    if (outcome.ok) {
-      const del = res.results.at(-1);
-      cooldown = { type: 'cleared', existed: del?.type === 'delete' && del.deleted > 0 };
-    } else {
-      try {
-        const result = await this.#parts.cooldowns.recordFailure(
-          t.kind,
-          t.target,
-          t.id,
-          outcome.error,
-          outcome.errorClass,
-        );
-        cooldown = { type: 'failure', result };
-      } catch (error) {
-        cooldown = { type: 'error', error };
+    let read = claim.cooldown ?? (await cooldowns.read(t.kind, t.target));
+    let lease: Lease | undefined;
+    // Whether a transaction carrying the lease may have committed: one that threw (a lost reply)
+    // may have, and revoking its lease then would delete the count it wrote.
+    let maybeCommitted = false;
+    let conflicts = 0;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const compares = [claimGuard];
+        const ops = [...release];
+        let decision: CooldownDecision | undefined;
+        if (outcome.ok) {
+          ops.push({ type: 'delete', key: cooldownKey });
+        } else {
+          decision = await cooldowns.decide(
+            { kind: t.kind, target: t.target, taskId: t.id, error: outcome.error, errorClass: outcome.errorClass },
+            read.record,
+          );
+          if (decision.action === 'write') {
+            lease ??= await cooldowns.grantLease();
+            ops.push({ type: 'put', key: cooldownKey, value: encodeCooldown(decision.record), lease: lease.id });
+            compares.push({ key: cooldownKey, target: 'modRevision', op: '==', value: read.modRevision });
+          }
+        }
+        maybeCommitted = lease !== undefined;
+        const res = await kv.txn(compares, ops, reread);
+        if (res.succeeded) {
+          this.#parts.claims.settle(t.id, claim.revision);
+          return {
+            task: record,
+            cooldown: finishEffect(decision, res.results.at(-1), conflicts),
+            pruned: await this.#prune(),
+          };
+        }
+        maybeCommitted = false;
+        const [claimNow, cooldownNow] = res.results;
+        if (claimNow?.type !== 'get' || claimNow.kv?.createRevision !== claim.revision) {
+          this.#parts.claims.settle(t.id, claim.revision);
+          throw new ClaimLostError(t.id);
+        }
+        if (++conflicts >= FINISH_ATTEMPTS) {
+          throw new ContentionError(`finish of ${t.id}: its cooldown record kept changing (${conflicts} conflicts)`);
+        }
+        // No pause: the failure branch returned the fresh record, and the only writers racing a
+        // finish are operators and recordFailure callers, never another finish of this target.
+        read = cooldownRead(cooldownNow?.type === 'get' ? cooldownNow.kv : undefined);
       }
+    } catch (err) {
+      // A lease that carried nothing would linger until its TTL.
+      if (lease && !maybeCommitted) await lease.revoke().catch(() => undefined);
+      throw err;
     }
-    let pruned = 0;
-    // Best-effort: the task's outcome is committed, and a failed prune is retried by a later one.
-    if (this.#parts.history.finished()) pruned = await this.#parts.history.maybePrune().catch(() => 0);
-    return { task: record, cooldown, pruned };
+  }
+
+  /** Best-effort: the task's outcome is committed, and a failed prune is retried by a later one. */
+  async #prune(): Promise<number> {
+    if (!this.#parts.history.finished()) return 0;
+    return this.#parts.history.maybePrune().catch(() => 0);
   }
 
   async recoverOrphaned(): Promise<RecoveryResult> {

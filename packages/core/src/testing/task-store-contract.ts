@@ -673,6 +673,111 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         expect(c!.last_error.startsWith('red y')).toBe(true);
       });
 
+      it('never lets a sweep enqueue a target past its threshold: a failure and its count commit together', async () => {
+        // A sweep (cooling set, active set, enqueue) runs at random points around every finish
+        // transaction: before it, right after it commits with its reply still on the way, or both.
+        // Attempts before the first window must equal the threshold whatever the interleaving.
+        const threshold = 3;
+        for (let seed = 1; seed <= 12; seed++) {
+          const random = seededRandom(seed);
+          const kv = await h.connect();
+          const target = `broken-${seed}`;
+          let sweepAt: 'before' | 'after' | 'both' | undefined;
+          let sweeper: TaskStore | undefined;
+          const sweep = async (): Promise<void> => {
+            const [cooling, active] = await Promise.all([
+              sweeper!.coolingTargets('merge_wal'),
+              sweeper!.activeTargets('merge_wal'),
+            ]);
+            if (!cooling.has(target) && !active.has(target)) {
+              await sweeper!.enqueue('merge_wal', target, { source: 'sweep' });
+            }
+          };
+          const racing = interceptKv(kv, async (forward, compares, success, failure) => {
+            // Only finish transactions carry a terminal task record.
+            const finishing = success.some((op) => op.type === 'put' && op.value.includes('"finished_at"'));
+            const at = finishing ? sweepAt : undefined;
+            if (at === 'before' || at === 'both') await sweep();
+            const res = await forward(compares, success, failure);
+            if (at === 'after' || at === 'both') await sweep();
+            return res;
+          });
+          const worker = await open({ kv: racing, cooldown: { afterFailures: threshold, jitter: 0 } });
+          sweeper = await open({ cooldown: { afterFailures: threshold, jitter: 0 } });
+          await sweeper.enqueue('merge_wal', target, { source: 'sweep' });
+          let attempts = 0;
+          for (;;) {
+            const claim = await worker.claimNext(['merge_wal']);
+            if (!claim) break;
+            attempts++;
+            sweepAt = (['before', 'after', 'both'] as const)[Math.floor(random.next() * 3)];
+            await worker.finish(claim, { ok: false, error: 'Not found: x.lance', errorClass: 'target' });
+            sweepAt = undefined;
+            await sweep();
+            if (attempts > threshold + 2) break;
+          }
+          expect({ seed, attempts }).toEqual({ seed, attempts: threshold });
+          expect(await worker.getCooldown('merge_wal', target)).toMatchObject({ failures: threshold });
+        }
+      });
+
+      it('commits a failing finish with its count or not at all, whichever Kv call fails', async () => {
+        const kv = await h.connect();
+        let failAt = -1;
+        let calls = 0;
+        let lostReply = false;
+        const broken = (): StoreUnavailableError => new StoreUnavailableError('etcd unavailable: injected');
+        // Counts the calls a finish makes; the failAt-th throws, either before reaching the store
+        // or, for a transaction, after committing (the reply is lost).
+        const faulty: typeof kv = {
+          ...interceptKv(kv, async (forward, compares, success, failure) => {
+            if (++calls === failAt) {
+              if (!lostReply) throw broken();
+              await forward(compares, success, failure);
+              throw broken();
+            }
+            return forward(compares, success, failure);
+          }),
+          get: async (key) => {
+            if (++calls === failAt) throw broken();
+            return kv.get(key);
+          },
+          grant: async (ttl, o) => {
+            if (++calls === failAt) throw broken();
+            return kv.grant(ttl, o);
+          },
+        };
+        const s = await open({ kv: faulty, cooldown: { afterFailures: 1, maxPercent: 100 } });
+        const reader = await open();
+        for (const lose of [false, true]) {
+          for (let at = 1; at <= 4; at++) {
+            const target = `t-${at}-${lose}`;
+            await s.enqueue('compact', target);
+            const claim = await claimOrFail(s, ['compact']);
+            const before = (await reader.getCooldown('compact', target))?.failures ?? 0;
+            [calls, failAt, lostReply] = [0, at, lose];
+            const done = await s.finish(claim, { ok: false, error: 'Not found: x.lance', errorClass: 'target' }).then(
+              () => true,
+              (err: unknown) => {
+                if (!(err instanceof StoreUnavailableError)) throw err;
+                return false;
+              },
+            );
+            failAt = -1;
+            const task = await reader.getTask(claim.task.id);
+            const failures = (await reader.getCooldown('compact', target))?.failures ?? 0;
+            // Both or neither, whatever the caller heard.
+            expect({ at, lose, state: task?.state, counted: failures - before }).toEqual(
+              task?.state === 'failed'
+                ? { at, lose, state: 'failed', counted: 1 }
+                : { at, lose, state: 'running', counted: 0 },
+            );
+            if (done) expect(task?.state).toBe('failed');
+            if (task?.state === 'running') await s.finish(claim, { ok: true, detail: 'retried' });
+          }
+        }
+      });
+
       it('resets one record or all records of a kind', async () => {
         const s = await open({ cooldown: { afterFailures: 1 } });
         for (const t of ['a', 'b', 'c']) await s.recordFailure('compact', t, `t-${t}`, 'e', 'target');
