@@ -154,7 +154,7 @@ describe('ClusterWatcher against a real etcd', () => {
 
     // Windows lapse on the clock alone: no etcd event is involved.
     await clock.advance(48 * 3600 * 1000);
-    expect(w.summary()?.kinds.map((k) => k.cooldownsActive)).toEqual([0, 0]);
+    expect(w.summary()?.kinds.map((k) => k.cooldownsActive)).toEqual([0, 0, 0]);
     expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
   });
 

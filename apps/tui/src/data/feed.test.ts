@@ -62,7 +62,11 @@ describe('FleetFeed', () => {
     expect(s.data.workers).toHaveLength(1);
     expect([...s.data.cooldowns!.keys()]).toEqual(['merge_wal/a']);
     expect(s.data.guardOverflow).toEqual({ merge_wal: 0, compact: 0 });
-    expect(s.data.counts).toEqual({ merge_wal: { queued: 0, running: 0 }, compact: { queued: 0, running: 0 } });
+    expect(s.data.counts).toEqual({
+      merge_wal: { queued: 0, running: 0 },
+      compact: { queued: 0, running: 0 },
+      index_id: { queued: 0, running: 0 },
+    });
   });
 
   it('applies live events between polls', async () => {

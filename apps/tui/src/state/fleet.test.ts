@@ -77,6 +77,7 @@ describe('counts and the fleet guard', () => {
     expect(countsFrom(queued, running)).toEqual({
       merge_wal: { queued: 1, running: 1 },
       compact: { queued: 1, running: 0 },
+      index_id: { queued: 0, running: 0 },
     });
     expect(countsFrom(queued, running, { merge_wal: 500 }).merge_wal.queued).toBe(500);
   });
@@ -105,6 +106,7 @@ describe('counts and the fleet guard', () => {
     expect(coolingByKind(data, 1000)).toEqual({
       merge_wal: { cooling: 1, stores: 8, percent: 12.5 },
       compact: { cooling: 1, stores: 8, percent: 12.5 },
+      index_id: { cooling: 0, stores: 8, percent: 0 },
     });
   });
 
