@@ -20,12 +20,12 @@ import { recordFigures } from './harness/report.js';
 const TIMEOUT_MS = 2000;
 /** What a finished task may take beyond the worker timeout: claim, finish and scheduling. */
 const SLACK_MS = 1500;
-/** A worker's message is bounded to 512 characters (apps/master/src/workers/client.ts MESSAGE_MAX). */
+/** A worker's message is bounded to 512 characters (packages/scheduler/src/workers/client.ts MESSAGE_MAX). */
 const WORKER_MESSAGE_MAX = 512;
-/** A task's error is bounded to 2000 characters (apps/master/src/executors/merge-wal.ts OUTCOME_TEXT_MAX). */
+/** A task's error is bounded to 2000 characters (packages/scheduler/src/executor.ts OUTCOME_TEXT_MAX). */
 const OUTCOME_TEXT_MAX = 2000;
 /** What the executors put before the worker's message, for one worker. */
-const PREFIX: Record<TaskKind, string> = {
+const PREFIX: Partial<Record<TaskKind, string>> = {
   merge_wal: 'merged 0 generations across 0/1 workers; ',
   compact: 'compaction failed: ',
 };
@@ -180,7 +180,7 @@ describe('workers misbehave', () => {
     it(`a task against a worker that ${c.does} fails as ${c.errorClass} within the timeout, with a bounded, sanitised error`, async () => {
       const tasks = await Promise.all(c.kinds.map((kind) => run(kind, `${c.behaviour}.case`)));
       for (const t of tasks) {
-        const prefix = PREFIX[t.kind];
+        const prefix = PREFIX[t.kind] ?? '';
         const error = t.error ?? '';
         expect(t.state, `${t.kind}: ${error}`).toBe('failed');
         expect(t.error_class, `${t.kind}: ${error}`).toBe(c.errorClass);
