@@ -9,6 +9,7 @@ import {
   WatchCompactedError,
   type WatchEvent,
   cryptoRandom,
+  reconnectBackoff,
   systemClock,
 } from '@maintd/core';
 import type { IBackoff } from 'cockatiel';
@@ -21,7 +22,6 @@ import {
   createAggregate,
   summarize,
 } from './aggregate.js';
-import { reconnectBackoff } from './backoff.js';
 
 /** Why the exporter read the prefix in full. */
 export type SyncReason =

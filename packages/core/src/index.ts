@@ -1,3 +1,4 @@
+export { type ReconnectBackoffOptions, reconnectBackoff } from './backoff.js';
 export { type Clock, FakeClock, systemClock, wallClockDeadline } from './clock.js';
 export {
   ClaimLostError,

@@ -1,4 +1,4 @@
-import { type Clock, type Random, cryptoRandom, systemClock } from '@maintd/core';
+import { type Clock, type Random, cryptoRandom, reconnectBackoff, systemClock } from '@maintd/core';
 import type { IBackoff } from 'cockatiel';
 import { ApiError, type MaintdClient } from '../api/client.js';
 import { type MaintdEvent, readEventStream } from '../api/events.js';
@@ -12,7 +12,6 @@ import {
   parseGuardOverflow,
   taskMap,
 } from '../state/fleet.js';
-import { reconnectBackoff } from './backoff.js';
 import type { Connection, ConnectionState, FleetSnapshot, FleetSource } from './source.js';
 
 /** Settings of a {@link FleetFeed}. */

@@ -1,4 +1,4 @@
-import type { Random } from '@maintd/core';
+import type { Random } from './random.js';
 import { ExponentialBackoff, type GeneratorFn, noJitterGenerator } from 'cockatiel';
 
 /** Settings of {@link reconnectBackoff}. */
@@ -13,8 +13,9 @@ export interface ReconnectBackoffOptions {
 
 /**
  * Waits that double from `initialMs` up to `maxMs`, each drawn from its upper half
- * (`[d/2, d)`, whole ms), so that exporters cut off together (a redundant pair) do not all
- * re-read the prefix from etcd at the same instant. The schedule is cockatiel's; the jitter is not, because cockatiel's jittering generators
+ * (`[d/2, d)`, whole ms), so that clients cut off together (dashboards, a redundant pair of
+ * exporters) do not all reconnect, or re-read the prefix, at the same instant. The schedule is
+ * cockatiel's; the jitter is not, because cockatiel's jittering generators
  * call `Math.random` and a test must be able to pin the waits with a seeded {@link Random}.
  */
 export function reconnectBackoff(options: ReconnectBackoffOptions): ExponentialBackoff<number> {
