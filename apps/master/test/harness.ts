@@ -1,8 +1,8 @@
-import { EtcdKv, FakeClock, type Kv, TaskStore, seededRandom } from '@maintd/core';
+import { EtcdKv, FakeClock, type Kv, type TaskStore, seededRandom } from '@maintd/core';
 import { eventually as retryUntil } from '@maintd/core/testing';
-import { type Config, type Metrics, Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
-import { type DeepPartial, testConfig } from '@maintd/scheduler/testing';
-import { pino, type Logger } from 'pino';
+import type { Config, Metrics, Scheduler } from '@maintd/scheduler';
+import { type DeepPartial, openScheduler, testConfig } from '@maintd/scheduler/testing';
+import type { Logger } from 'pino';
 import { createApp } from '../src/app.js';
 import { EventHub } from '../src/events.js';
 
@@ -29,24 +29,14 @@ export async function openMaster(
   overrides: DeepPartial<Config> = {},
   seed = 1,
 ): Promise<TestMaster> {
-  const config = testConfig({ ...overrides, etcd: { ...overrides.etcd, endpoints: [...etcdEndpoints] } });
-  const kv = new EtcdKv({ endpoints: config.etcd.endpoints });
-  const logs: Record<string, unknown>[] = [];
-  const logger = pino(
-    { level: 'debug', base: { master_id: config.masterId } },
-    { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
-  );
-  const metrics = createMetrics();
-  const store = await TaskStore.open(
-    storeOptions(config, {
-      kv,
-      clock,
-      random: seededRandom(seed),
-      info: { host: 'test', pid: process.pid, version: '0.0.0', started_at: clock.now(), pools: { general: 4 } },
-    }),
+  const kv = new EtcdKv({ endpoints: [...etcdEndpoints] });
+  const { config, store, scheduler, metrics, logs, logger } = await openScheduler(
+    kv,
+    clock,
+    { ...overrides, etcd: { ...overrides.etcd, endpoints: [...etcdEndpoints] } },
+    { random: seededRandom(seed), processMetrics: true },
   );
   const events = new EventHub(kv, store.keys, clock, logger);
-  const scheduler = new Scheduler({ store, kv, config, clock, logger, metrics });
   const app = createApp({
     store,
     kv,

@@ -8,7 +8,13 @@ import { loadConfig } from '../settings.js';
 import { storeOptions } from '../store-options.js';
 
 /** A partial of T at every depth, for config overrides. */
-export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+export type DeepPartial<T> = {
+  [K in keyof T]?: NonNullable<T[K]> extends readonly unknown[]
+    ? T[K]
+    : NonNullable<T[K]> extends object
+      ? DeepPartial<NonNullable<T[K]>>
+      : T[K];
+};
 
 /**
  * A complete Config for tests: every setting at its default (from the settings schema, the one
@@ -67,7 +73,12 @@ export async function openScheduler(
   kv: Kv,
   clock: Clock,
   overrides: DeepPartial<Config> = {},
-  options: { readonly random?: Random; readonly fetch?: typeof fetch } = {},
+  options: {
+    readonly random?: Random;
+    readonly fetch?: typeof fetch;
+    /** Node's process metrics on the registry too, as the daemon has them (default false). */
+    readonly processMetrics?: boolean;
+  } = {},
 ): Promise<TestScheduler> {
   const config = testConfig(overrides);
   const logs: Record<string, unknown>[] = [];
@@ -75,7 +86,7 @@ export async function openScheduler(
     { level: 'debug', base: { master_id: config.masterId } },
     { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
   );
-  const metrics = createMetrics({ processMetrics: false });
+  const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
   const store = await TaskStore.open(
     storeOptions(config, {
       kv,
