@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EtcdKv, TaskStore } from '@maintd/core';
+import { EtcdKv, TASK_KINDS, TaskStore } from '@maintd/core';
 import { freePort } from '@maintd/core/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually } from '../test/helpers.js';
@@ -144,7 +144,8 @@ scrape_configs:
     await eventually(async () => {
       expect(await query('up{job="maintd-master"}')).toEqual(['1']);
       expect(await query('up{job="maintd-exporter"}')).toEqual(['1']);
-      expect(await query('count(master_tasks_total)')).toEqual(['4']);
+      // Pre-initialised per kind and result (success, failed).
+      expect(await query('count(master_tasks_total)')).toEqual([String(TASK_KINDS.length * 2)]);
     }, 10_000);
     expect(await query('master_cluster_masters')).toEqual(['1']);
     // The master claims the queued task at once (and fails it: no workers), whatever its state now.
