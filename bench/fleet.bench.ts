@@ -1,0 +1,184 @@
+/**
+ * pnpm bench:fleet — what a task costs the masters: real `maintd` processes (1, 3, 6) on one etcd,
+ * `maintd-sim workers` answering at once, N merges (one call to each of 3 workers) enqueued over the API. Reports the masters'
+ * summed CPU per task (from each master's `process_cpu_seconds_total`), tasks per second, and etcd
+ * requests per task (from etcd's `grpc_server_handled_total`), beside raw etcd CAS transactions
+ * per second measured in the same run (shared machines are noisy: compare ratios across runs).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { freePort, startEtcd } from '@maintd/core/testing';
+import { Etcd3 } from 'etcd3';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const TASKS = Number(process.env.BENCH_TASKS ?? 1000);
+const MASTERS = (process.env.BENCH_MASTERS ?? '1,3,6').split(',').map(Number);
+const STORES = TASKS;
+const WIDTH = String(STORES - 1).length;
+
+const children: ChildProcess[] = [];
+
+function spawnNode(args: string[], env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'ignore'): ChildProcess {
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', stdout, 'inherit'],
+  });
+  children.push(child);
+  return child;
+}
+
+async function waitHttp(url: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} never came up`);
+}
+
+/** Sums every sample of a metric family in a Prometheus text exposition. */
+function sample(text: string, name: string, filter = ''): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!(line.startsWith(`${name} `) || line.startsWith(`${name}{`)) || !line.includes(filter)) continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
+const metrics = async (url: string): Promise<string> => (await fetch(`${url}/metrics`)).text();
+
+/** Raw etcd CAS transactions per second, 16 in flight, for 3 s: the run's yardstick. */
+async function rawCas(endpoints: string[]): Promise<number> {
+  const client = new Etcd3({ hosts: endpoints });
+  const prefix = `/bench/raw/${randomUUID()}`;
+  const revs: string[] = [];
+  for (let w = 0; w < 16; w++) revs.push((await client.put(`${prefix}/${w}`).value('0').exec()).header.revision);
+  let done = 0;
+  const end = performance.now() + 3000;
+  const t0 = performance.now();
+  await Promise.all(
+    revs.map(async (_, w) => {
+      while (performance.now() < end) {
+        const key = `${prefix}/${w}`;
+        const res = await client.if(key, 'Mod', '==', revs[w]!).then(client.put(key).value('x')).commit();
+        revs[w] = res.header.revision;
+        done++;
+      }
+    }),
+  );
+  const rate = done / ((performance.now() - t0) / 1000);
+  await client.delete().prefix(prefix);
+  client.close();
+  return rate;
+}
+
+async function run(masters: number, endpoints: string[], etcdMetrics: string, workers: string): Promise<string> {
+  const prefix = `/bench/fleet/${randomUUID()}`;
+  const urls: string[] = [];
+  for (let i = 0; i < masters; i++) {
+    const port = await freePort();
+    spawnNode([join(root, 'apps/master/bin/maintd.js')], {
+      ETCD_ENDPOINTS: endpoints.join(','),
+      ETCD_PREFIX: prefix,
+      MASTER_HOST: '127.0.0.1',
+      MASTER_PORT: String(port),
+      MASTER_ID: `fleet-${i}`,
+      WORKER_ENDPOINTS: workers,
+      STATS_SCAN_INTERVAL_SECS: '0',
+      MERGE_WAL_INTERVAL_SECS: '0',
+      COMPACTION_INTERVAL_SECS: '0',
+      TASK_HISTORY_LIMIT: String(TASKS * 2),
+      LOG_LEVEL: 'warn',
+    });
+    urls.push(`http://127.0.0.1:${port}`);
+  }
+  for (const url of urls) await waitHttp(`${url}/readyz`);
+  const cpu = async (): Promise<number> =>
+    (await Promise.all(urls.map(async (u) => sample(await metrics(u), 'process_cpu_seconds_total')))).reduce(
+      (a, b) => a + b,
+      0,
+    );
+  const etcdCalls = async (): Promise<number> =>
+    sample(await (await fetch(etcdMetrics)).text(), 'grpc_server_handled_total', 'grpc_type="unary"');
+  const cpu0 = await cpu();
+  const calls0 = await etcdCalls();
+  const t0 = performance.now();
+  // Distinct stores (no dedupe), spread over the masters' APIs as a load balancer would.
+  for (let i = 0; i < TASKS; i += 50) {
+    await Promise.all(
+      Array.from({ length: Math.min(50, TASKS - i) }, async (_, j) => {
+        const n = i + j;
+        const res = await fetch(`${urls[n % urls.length]}/api/v1/tasks`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ kind: 'merge_wal', target: `store-${String(n).padStart(WIDTH, '0')}` }),
+        });
+        if (res.status !== 202) throw new Error(`enqueue: HTTP ${res.status} ${await res.text()}`);
+      }),
+    );
+  }
+  for (;;) {
+    const res = await fetch(`${urls[0]}/api/v1/tasks?state=done&limit=1`);
+    const done = ((await res.json()) as { total: number }).total;
+    const failed = ((await (await fetch(`${urls[0]}/api/v1/tasks?state=failed&limit=1`)).json()) as { total: number })
+      .total;
+    if (done + failed >= TASKS) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const cpuMs = ((await cpu()) - cpu0) * 1000;
+  const calls = (await etcdCalls()) - calls0;
+  for (const c of children.splice(-masters)) {
+    c.kill('SIGTERM');
+    await new Promise((r) => c.once('exit', r));
+  }
+  return `| ${masters} | ${TASKS} | ${(cpuMs / TASKS).toFixed(2)} | ${(TASKS / seconds).toFixed(0)} | ${(calls / TASKS).toFixed(1)} |`;
+}
+
+const etcd = await startEtcd();
+try {
+  const endpoints = [etcd.clientUrl];
+  const etcdMetrics = `${etcd.clientUrl}/metrics`;
+  // Workers that answer at once: what is measured is the masters' own cost.
+  const sim = spawnNode(
+    [
+      join(root, 'apps/sim/bin/maintd-sim.js'),
+      'workers',
+      '--workers=3',
+      `--stores=${STORES}`,
+      '--broken=0',
+      '--merge-latency-ms=0',
+      '--merge-ms-per-generation=0',
+    ],
+    {},
+    'pipe',
+  );
+  const workers = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: sim.stdout! });
+    lines.on('line', (line) => {
+      const m = /^WORKER_ENDPOINTS=(.*)$/.exec(line);
+      if (m) resolve(m[1]!);
+    });
+    sim.once('exit', (code) => reject(new Error(`maintd-sim exited (${code})`)));
+  });
+  const raw = await rawCas(endpoints);
+  console.log(
+    `maintd fleet benchmark — ${TASKS} merges over the API (3 worker calls each), sim workers at zero latency`,
+  );
+  console.log(`raw etcd CAS, 16 in flight: ${raw.toFixed(0)} txn/s\n`);
+  console.log('| masters | tasks | summed master CPU ms per task | tasks/s | etcd requests per task |');
+  console.log('|---:|---:|---:|---:|---:|');
+  for (const m of MASTERS) console.log(await run(m, endpoints, etcdMetrics, workers));
+} finally {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  await etcd.stop();
+}
