@@ -68,6 +68,12 @@ interface Pool {
 /** The stats scan's periodic job, named as in etcd (`P/sweeps/<name>`); sweeps are named by their kinds. */
 const SCAN_JOB = 'stats-scan';
 
+/**
+ * The reason a pool's sleep is cut short. Given explicitly because `abort()` without one builds
+ * a DOMException (a stack trace) per call, and pools are woken on every queue change.
+ */
+const WAKE = new Error('woken');
+
 /** How long an idle pool sleeps when no queue event wakes it. */
 const POLL_MS = 2000;
 const QUEUE_DEPTH_EVERY_MS = 5000;
@@ -127,7 +133,7 @@ export class Scheduler {
    */
   async stop(graceMs: number): Promise<{ finished: boolean; abandoned: number }> {
     this.#stop.abort();
-    for (const p of this.#pools) p.wake.abort();
+    for (const p of this.#pools) p.wake.abort(WAKE);
     await this.#queueWatch?.close().catch(() => undefined);
     const running = this.#pools.flatMap((p) => [...p.running]);
     const grace = new AbortController();
@@ -314,7 +320,7 @@ export class Scheduler {
           (events) => {
             const kinds = new Set<string>();
             for (const e of events) if (e.type === 'put') kinds.add(e.key.slice(prefix.length).split('/')[0] ?? '');
-            for (const p of this.#pools) if (p.kinds.some((k) => kinds.has(k))) p.wake.abort();
+            for (const p of this.#pools) if (p.kinds.some((k) => kinds.has(k))) p.wake.abort(WAKE);
           },
           { onError: () => dead.abort() },
         );
@@ -348,7 +354,7 @@ export class Scheduler {
         if (!claim) break;
         const run: Promise<void> = this.#run(claim).finally(() => {
           p.running.delete(run);
-          p.wake.abort();
+          p.wake.abort(WAKE);
         });
         p.running.add(run);
       }
@@ -514,7 +520,7 @@ export class Scheduler {
   }
 
   #wakeAll(): void {
-    for (const p of this.#pools) p.wake.abort();
+    for (const p of this.#pools) p.wake.abort(WAKE);
   }
 
   /** Sleeps on the clock; false once the scheduler is stopping. */
