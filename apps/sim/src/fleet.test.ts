@@ -1,7 +1,7 @@
 import { FakeClock } from '@maintd/core';
 import { describe, expect, it } from 'vitest';
 import { Fleet } from './fleet.js';
-import { createWorkerApp, inProcessEndpoints, inProcessFetch } from './worker-app.js';
+import { createSimWorker, createWorkerApp, inProcessEndpoints, inProcessFetch } from './worker-app.js';
 
 const fleetOf = (clock: FakeClock, broken = 2): Fleet =>
   new Fleet({ workers: 3, stores: 20, broken, seed: 7, ratePerMinute: [1, 2] }, clock);
@@ -66,8 +66,8 @@ describe('simulated fleet', () => {
   it('serves the worker protocol in process, with latency on the clock, and can hang', async () => {
     const clock = new FakeClock();
     const fleet = fleetOf(clock, 0);
-    const apps = [0, 1, 2].map((i) => createWorkerApp(fleet, i, clock, i === 2 ? { hang: true } : {}));
-    const fetch = inProcessFetch(apps);
+    const workers = [0, 1, 2].map((i) => createSimWorker(fleet, i, clock, i === 2 ? { hang: true } : {}));
+    const fetch = inProcessFetch(workers);
     const [w0, , w2] = inProcessEndpoints(3);
     const stores = fetch(`${w0}/api/v1/internal/stores`);
     await clock.advance(10);
@@ -80,5 +80,52 @@ describe('simulated fleet', () => {
     await clock.advance(3_600_000);
     expect(settled).toBe(false);
     await expect(fetch('http://elsewhere/x')).rejects.toThrow(/no simulated worker/);
+  });
+
+  it('queues merges behind a worker’s bound; a call the master times out while queued is dropped', async () => {
+    const clock = new FakeClock();
+    const fleet = new Fleet({ workers: 1, stores: 4, broken: 1, seed: 7, brokenLatencyMs: 45_000 }, clock);
+    const abandoned: string[] = [];
+    const busy: [string, number][] = [];
+    const worker = createSimWorker(fleet, 0, clock, {
+      mergeConcurrency: 1,
+      mergeObserver: {
+        onRun: (r) => busy.push([r.store, r.waitedMs]),
+        onAbandoned: (_w, store) => abandoned.push(store),
+      },
+    });
+    const fetch = inProcessFetch([worker]);
+    const [w0] = inProcessEndpoints(1);
+    const [healthy, other] = fleet.stores.filter((s) => !s.broken);
+    const merge = (name: string, signal?: AbortSignal): Promise<Response> =>
+      fetch(`${w0}/api/v1/internal/merge-wal/${name}`, { method: 'POST', ...(signal ? { signal } : {}) });
+    const failing = merge(fleet.brokenNames[0]!);
+    const timeout = new AbortController();
+    const dropped = merge(healthy!.name, timeout.signal);
+    const waiting = merge(other!.name);
+    const rejected = expect(dropped).rejects.toThrow(/abort/i);
+    await clock.advance(30_000);
+    timeout.abort();
+    await rejected;
+    await clock.advance(15_000);
+    expect((await failing).status).toBe(500);
+    await clock.advance(60_000);
+    expect((await waiting).status).toBe(200);
+    expect(abandoned).toEqual([healthy!.name]);
+    expect(busy).toEqual([
+      [fleet.brokenNames[0]!, 0],
+      [other!.name, 45_000],
+    ]);
+  });
+
+  it('serves the same protocol over HTTP as a Hono app', async () => {
+    const clock = new FakeClock();
+    const fleet = fleetOf(clock, 0);
+    const app = createWorkerApp(fleet, 0, clock);
+    expect(await (await app.request('/healthz')).json()).toEqual({ status: 'ok', worker: 0 });
+    const stranger = fleet.stores.find((s) => !s.owners.includes(0))!;
+    const res = await app.request(`/api/v1/internal/merge-wal/${stranger.name}`, { method: 'POST' });
+    expect(res.status).toBe(404);
+    expect((await app.request('/nowhere')).status).toBe(404);
   });
 });

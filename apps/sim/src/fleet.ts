@@ -107,6 +107,11 @@ export class Fleet {
     return s.pending.reduce((a, b) => a + Math.floor(b), 0);
   }
 
+  /** Whether worker `w` holds a shard of the store (a merge there is real work, not a 404). */
+  owns(w: number, name: string): boolean {
+    return this.#byName.get(name)?.owners.includes(w) ?? false;
+  }
+
   /** `GET /api/v1/internal/stores` of worker `w`: the shards it owns. */
   report(w: number): SimReply {
     const stores = [];
@@ -128,7 +133,7 @@ export class Fleet {
   merge(w: number, name: string): SimReply {
     const s = this.#byName.get(name);
     const slot = s ? s.owners.indexOf(w) : -1;
-    if (!s || slot < 0) return { status: 404, body: { error: `store '${name}' is not on this worker` }, latencyMs: 2 };
+    if (!s || slot < 0) return { status: 404, body: { error: `store '${name}' is not on this worker` }, latencyMs: 0 };
     if (s.broken) return this.#brokenReply(s);
     this.#grow(s);
     const reclaimed = Math.floor(s.pending[slot]!);
@@ -145,7 +150,7 @@ export class Fleet {
   compact(w: number, name: string): SimReply {
     const s = this.#byName.get(name);
     if (!s || !s.owners.includes(w))
-      return { status: 404, body: { error: `store '${name}' is not on this worker` }, latencyMs: 2 };
+      return { status: 404, body: { error: `store '${name}' is not on this worker` }, latencyMs: 0 };
     if (s.broken) return this.#brokenReply(s);
     const removed = s.fragments;
     s.fragments = 1;
@@ -156,7 +161,7 @@ export class Fleet {
   indexId(w: number, name: string): SimReply {
     const s = this.#byName.get(name);
     if (!s || !s.owners.includes(w))
-      return { status: 404, body: { error: `store '${name}' is not on this worker` }, latencyMs: 2 };
+      return { status: 404, body: { error: `store '${name}' is not on this worker` }, latencyMs: 0 };
     if (s.broken) return this.#brokenReply(s);
     return { status: 200, body: { index_type: 'btree' }, latencyMs: 50 };
   }

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type ServerType, serve } from '@hono/node-server';
 import { seededRandom, systemClock } from '@maintd/core';
-import { queueChartSvg } from './chart.js';
+import { queueChartSvg, workerChartSvg } from './chart.js';
 import { Fleet } from './fleet.js';
 import { formatIncident, runIncident } from './incident.js';
 import { createWorkerApp } from './worker-app.js';
@@ -10,12 +10,16 @@ import { createWorkerApp } from './worker-app.js';
 const USAGE = `Usage:
   maintd-sim workers [--workers 3] [--stores 40] [--broken 3] [--seed 1] [--host 127.0.0.1] [--port 0]
                      [--latency-ms 0] [--merge-latency-ms 200] [--merge-ms-per-generation 2]
-                     [--broken-latency-ms 1500] [--flaky-worker N --flaky-rate 0.3] [--hang-worker N]
+                     [--broken-latency-ms 1500] [--merge-concurrency 0]
+                     [--flaky-worker N --flaky-rate 0.3] [--hang-worker N]
       Real HTTP workers on loopback speaking the worker protocol over simulated stores. Prints
       WORKER_ENDPOINTS=... once they listen; --port P gives worker i the port P+i.
-  maintd-sim incident [--masters 6] [--stores 200] [--broken 5] [--hours 6] [--seed 1] [--chart FILE.svg]
+      --merge-concurrency N: each worker runs N merges at a time and queues the rest (0: no limit).
+  maintd-sim incident [--masters 6] [--stores 200] [--broken 5] [--hours 6] [--seed 1]
+                      [--chart FILE.svg] [--worker-chart FILE.svg]
       The deterministic incident reproduction: the real master scheduler, in process, on a fake
-      clock, with the cooldown off and then on. Prints the comparison table.
+      clock, with the cooldown off and then on. Prints the comparison tables; --chart draws the
+      healthy merge queue, --worker-chart the broken stores' share of the workers' merge time.
 `;
 
 function int(v: string | undefined, name: string, fallback: number, min = 0): number {
@@ -54,6 +58,7 @@ async function workers(args: string[]): Promise<void> {
       'broken-latency-ms': { type: 'string' },
       'merge-latency-ms': { type: 'string' },
       'merge-ms-per-generation': { type: 'string' },
+      'merge-concurrency': { type: 'string' },
       'flaky-worker': { type: 'string' },
       'flaky-rate': { type: 'string' },
       'hang-worker': { type: 'string' },
@@ -82,6 +87,7 @@ async function workers(args: string[]): Promise<void> {
   const host = values.host ?? '127.0.0.1';
   const basePort = int(values.port, 'port', 0);
   const random = seededRandom(seed + 1);
+  const mergeConcurrency = int(values['merge-concurrency'], 'merge-concurrency', 0);
   const urls: string[] = [];
   const servers: ServerType[] = [];
   for (let i = 0; i < count; i++) {
@@ -90,6 +96,8 @@ async function workers(args: string[]): Promise<void> {
       flakyRate: i === flaky ? rate : 0,
       hang: i === hang,
       random,
+      // Unbounded unless asked: the demo and the e2e tests expect each call answered at its own latency.
+      mergeConcurrency: mergeConcurrency === 0 ? Infinity : mergeConcurrency,
     });
     const url = await new Promise<string>((resolve, reject) => {
       const server = serve({ fetch: app.fetch, hostname: host, port: basePort ? basePort + i : 0 }, (info) =>
@@ -125,6 +133,7 @@ async function incident(args: string[]): Promise<void> {
       hours: { type: 'string' },
       seed: { type: 'string' },
       chart: { type: 'string' },
+      'worker-chart': { type: 'string' },
     },
   });
   const o = {
@@ -140,5 +149,12 @@ async function incident(args: string[]): Promise<void> {
   if (values.chart) {
     await writeFile(values.chart, await queueChartSvg(off.series, on.series));
     process.stderr.write(`chart written to ${values.chart}\n`);
+  }
+  if (values['worker-chart']) {
+    await writeFile(
+      values['worker-chart'],
+      await workerChartSvg(off.brokenWorkerShareSeries, on.brokenWorkerShareSeries),
+    );
+    process.stderr.write(`worker chart written to ${values['worker-chart']}\n`);
   }
 }

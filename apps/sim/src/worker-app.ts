@@ -1,6 +1,8 @@
 import type { Clock, Random } from '@maintd/core';
 import { Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Fleet, SimReply } from './fleet.js';
+import { AbandonedError, MergeExecutor, type MergeExecutorObserver } from './merge-executor.js';
 
 /** Misbehaviour knobs of one simulated worker. */
 export interface WorkerKnobs {
@@ -12,49 +14,144 @@ export interface WorkerKnobs {
   readonly hang?: boolean;
   /** Randomness for flakiness. */
   readonly random?: Random;
+  /**
+   * Merges this worker runs at once; the others queue (see {@link MergeExecutor}). Default
+   * unbounded: every call is answered at its own latency.
+   */
+  readonly mergeConcurrency?: number;
+  /** Watches the merge executor (busy time, abandoned calls). */
+  readonly mergeObserver?: MergeExecutorObserver;
 }
 
-/**
- * One simulated worker as a Hono app speaking the worker protocol (DESIGN §3.3) over the shared
- * fleet. Served over real HTTP by `maintd-sim workers`, or called in-process (no sockets) by
- * the incident simulation; its latency runs on the given clock either way.
- */
-export function createWorkerApp(fleet: Fleet, index: number, clock: Clock, knobs: WorkerKnobs = {}): Hono {
-  const app = new Hono();
-  const reply = async (r: SimReply): Promise<Response> => {
-    await clock.sleep(r.latencyMs + (knobs.latencyMs ?? 0));
-    return Response.json(r.body, { status: r.status });
+/** A worker's answer to one call. */
+export interface WorkerAnswer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/** One simulated worker: the worker protocol (DESIGN §3.3) over the shared fleet, without HTTP. */
+export interface SimWorker {
+  /**
+   * Answers `method path` after the call's latency on the worker's clock. `signal` aborts when
+   * the caller goes away (a client disconnect); a merge still queued is then dropped.
+   */
+  handle(method: string, path: string, signal?: AbortSignal): Promise<WorkerAnswer>;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+const STORE_ROUTE = /^\/api\/v1\/internal\/(merge-wal|compact|index-id)\/([^/]+)$/;
+
+/** Simulated worker `index` of the fleet. */
+export function createSimWorker(fleet: Fleet, index: number, clock: Clock, knobs: WorkerKnobs = {}): SimWorker {
+  const executor = new MergeExecutor(clock, index, knobs.mergeConcurrency, knobs.mergeObserver);
+  const extra = knobs.latencyMs ?? 0;
+  const reply = async (r: SimReply): Promise<WorkerAnswer> => {
+    // No sleeper for an instant answer: most merge calls are 404s from workers without a shard.
+    if (r.latencyMs + extra > 0) await clock.sleep(r.latencyMs + extra);
+    return { status: r.status, body: r.body };
   };
-  const misbehave = (): Promise<Response> | undefined => {
-    if (knobs.hang) return new Promise<Response>(() => undefined);
+  const merge = async (name: string, signal: AbortSignal | undefined): Promise<WorkerAnswer> => {
+    // A worker that holds no shard answers at once; only real merges take an executor slot.
+    if (!fleet.owns(index, name)) return reply(fleet.merge(index, name));
+    try {
+      const r = await executor.run(name, () => fleet.merge(index, name), signal);
+      if (extra > 0) await clock.sleep(extra);
+      return { status: r.status, body: r.body };
+    } catch (err) {
+      if (!(err instanceof AbandonedError)) throw err;
+      // Nobody reads this answer: the caller has gone.
+      return { status: 503, body: { error: err.message } };
+    }
+  };
+  const misbehave = (): Promise<WorkerAnswer> | undefined => {
+    if (knobs.hang) return new Promise<WorkerAnswer>(() => undefined);
     if (knobs.flakyRate && (knobs.random?.next() ?? 1) < knobs.flakyRate) {
       return reply({ status: 503, body: { error: 'worker overloaded; try again' }, latencyMs: 5 });
     }
     return undefined;
   };
-  app.get('/api/v1/internal/stores', () => reply(fleet.report(index)));
-  app.post('/api/v1/internal/merge-wal/:name', (c) => misbehave() ?? reply(fleet.merge(index, c.req.param('name'))));
-  app.post('/api/v1/internal/compact/:name', (c) => misbehave() ?? reply(fleet.compact(index, c.req.param('name'))));
-  app.post('/api/v1/internal/index-id/:name', (c) => misbehave() ?? reply(fleet.indexId(index, c.req.param('name'))));
-  app.get('/healthz', (c) => c.json({ status: 'ok', worker: index }));
+  return {
+    handle: (method, path, signal) => {
+      if (method === 'GET' && path === '/api/v1/internal/stores') return reply(fleet.report(index));
+      if (method === 'GET' && path === '/healthz')
+        return Promise.resolve({ status: 200, body: { status: 'ok', worker: index } });
+      const m = method === 'POST' ? STORE_ROUTE.exec(path) : null;
+      const name = m ? decodeName(m[2]!) : undefined;
+      if (!m || name === undefined) return Promise.resolve({ status: 404, body: { error: 'no such route' } });
+      const broken = misbehave();
+      if (broken) return broken;
+      if (m[1] === 'merge-wal') return merge(name, signal);
+      if (m[1] === 'compact') return reply(fleet.compact(index, name));
+      return reply(fleet.indexId(index, name));
+    },
+  };
+}
+
+function decodeName(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One simulated worker as a Hono app, served over real HTTP by `maintd-sim workers`; its latency
+ * runs on the given clock.
+ */
+export function createWorkerApp(fleet: Fleet, index: number, clock: Clock, knobs: WorkerKnobs = {}): Hono {
+  const worker = createSimWorker(fleet, index, clock, knobs);
+  const app = new Hono();
+  app.all('*', async (c) => {
+    // The raw path: the worker decodes the store name itself, exactly once.
+    const r = await worker.handle(c.req.method, new URL(c.req.url).pathname, c.req.raw.signal);
+    return c.json(r.body, r.status as ContentfulStatusCode);
+  });
   return app;
 }
 
 /**
- * A `fetch` that routes `http://sim-worker-<i>/…` to in-process worker apps: the master's real
- * HTTP client and executors run unchanged, with no sockets and no real time.
+ * A `fetch` that routes `http://sim-worker-<i>/…` to in-process workers: the master's real HTTP
+ * client and executors run unchanged, with no sockets and no real time. Like the real `fetch`,
+ * it rejects when the caller's signal aborts (the master's per-call timeout), and the worker
+ * sees the abort as a server sees a client disconnect.
  */
-export function inProcessFetch(apps: readonly Hono[]): typeof fetch {
+export function inProcessFetch(workers: readonly SimWorker[]): typeof fetch {
   return (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     const m = /^sim-worker-(\d+)$/.exec(url.hostname);
-    const app = m ? apps[Number(m[1])] : undefined;
-    if (!app) return Promise.reject(new TypeError(`fetch failed: no simulated worker at ${url.host}`));
-    return Promise.resolve(app.request(url.pathname + url.search, init));
+    const worker = m ? workers[Number(m[1])] : undefined;
+    if (!worker) return Promise.reject(new TypeError(`fetch failed: no simulated worker at ${url.host}`));
+    const signal = init?.signal ?? undefined;
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    const answer = worker
+      .handle(init?.method ?? 'GET', url.pathname, signal)
+      .then((r) => new Response(JSON.stringify(r.body), { status: r.status, headers: JSON_HEADERS }));
+    if (!signal) return answer;
+    return new Promise<Response>((resolve, reject) => {
+      const onAbort = (): void => reject(abortError(signal));
+      signal.addEventListener('abort', onAbort, { once: true });
+      answer.then(
+        (res) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(res);
+        },
+        (err: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
   };
 }
 
 /** Endpoint URLs of in-process workers, as `inProcessFetch` understands them. */
 export function inProcessEndpoints(count: number): string[] {
   return Array.from({ length: count }, (_, i) => `http://sim-worker-${i}`);
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
 }
