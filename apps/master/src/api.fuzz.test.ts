@@ -87,7 +87,13 @@ const ErrorBody = z.object({ error: z.string() }).strict();
 const TaskPage = z
   .object({ tasks: z.array(TaskRecordSchema.strict()), total: z.number().int(), next_cursor: z.string().nullable() })
   .strict();
-const StoreRow = StoreStatsSchema.extend({ cooldowns: z.array(TaskCooldownSchema.strict()) }).strict();
+/** A cooldown as served: the stored record plus `until`, the ISO 8601 form of `until_ms`. */
+const CooldownView = TaskCooldownSchema.extend({ until: z.iso.datetime().nullable() })
+  .strict()
+  .refine((c) => c.until === (c.until_ms === null ? null : new Date(c.until_ms).toISOString()), {
+    message: '`until` is not `until_ms` in ISO 8601',
+  });
+const StoreRow = StoreStatsSchema.extend({ cooldowns: z.array(CooldownView) }).strict();
 const StorePage = z
   .object({ stores: z.array(StoreRow), total: z.number().int(), next_cursor: z.string().nullable() })
   .strict();
@@ -857,7 +863,7 @@ describe('API under hostile input (etcd up)', () => {
           const valid = schema.safeParse(queryObject(r.query));
           if (r.query.encoded) expect(x.status, show(x)).toBe(valid.success ? 200 : 400);
           if (x.status === 200 && r.op === 'list') {
-            const list = bodyOf(x, z.array(TaskCooldownSchema.strict()));
+            const list = bodyOf(x, z.array(CooldownView));
             if (r.query.encoded && valid.success && valid.data.kind) {
               for (const c of list) expect(c.kind).toBe(valid.data.kind);
             }
@@ -1018,6 +1024,16 @@ function anyRequest(taskId: string): fc.Arbitrary<RequestSpec> {
     );
 }
 
+/** Every list route, with and without a query: each answers 503 while etcd is down (DESIGN §3.4). */
+const LIST_PATHS = [
+  '/api/v1/tasks',
+  '/api/v1/tasks?kind=compact&limit=5',
+  '/api/v1/scheduler/cooldowns',
+  '/api/v1/scheduler/cooldowns?all=true',
+  '/api/v1/stores',
+  '/api/v1/masters',
+];
+
 /** Valid requests that need etcd, on every route that reads or writes it. */
 function storeRequest(taskId: string): fc.Arbitrary<RequestSpec> {
   const get = (path: string): RequestSpec => ({ method: 'GET', path });
@@ -1136,7 +1152,7 @@ describe('API round trip of valid input', () => {
           await m.store.recordFailure(kind, target, task.id, 'boom', 'target');
           const listed = await send(m, { method: 'GET', path: `/api/v1/scheduler/cooldowns?kind=${kind}&all=true` });
           expectAnswer(listed, [200]);
-          const cooldowns: TaskCooldown[] = bodyOf(listed, z.array(TaskCooldownSchema.strict()));
+          const cooldowns: TaskCooldown[] = bodyOf(listed, z.array(CooldownView));
           expect(cooldowns.filter((c) => c.target === target)).toMatchObject([
             { kind, target, failures: 1, last_task_id: task.id },
           ]);
@@ -1210,6 +1226,10 @@ describe('API while etcd is down', () => {
           body: JSON.stringify({ kind: 'compact', target: 'seed-a' }),
         });
         const taskId = ((await seed.json()) as { id: string }).id;
+        // Every list read once with the event watch live, so that each has a kept copy to (not) serve.
+        m.events.start();
+        await eventually(() => expect(m!.events.live).toBe(true));
+        for (const path of LIST_PATHS) expect((await send(m, { method: 'GET', path })).status, path).toBe(200);
         await own.stop({ keepData: true });
         running = undefined;
         const master = m;
@@ -1241,6 +1261,12 @@ describe('API while etcd is down', () => {
         );
         // The property reached the store: about half of the requests needed etcd.
         expect(unavailable).toBeGreaterThan(DOWN_RUNS / 5);
+        // One rule for every list: no copy kept from before the outage is served while it lasts.
+        for (const path of LIST_PATHS) {
+          const x = await send(master, { method: 'GET', path });
+          expect(x.status, show(x)).toBe(503);
+          expect(bodyOf(x, ErrorBody), show(x)).toEqual({ error: 'the store (etcd) is unavailable; retry later' });
+        }
 
         running = await startEtcd({ dataDir: own.dataDir, clientPort: own.clientPort, peerPort: own.peerPort });
         await eventually(async () => {

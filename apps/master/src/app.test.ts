@@ -1,5 +1,15 @@
+import { CooldownSchema, EventMessageSchema, openApiDocument } from '@maintd/scheduler/api';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { FakeClock, type TestMaster, jsonBody, openMaster } from '../test/harness.js';
+import { z } from 'zod';
+import {
+  FakeClock,
+  type SwitchableKv,
+  type TestMaster,
+  eventually,
+  jsonBody,
+  openMaster,
+  switchableKv,
+} from '../test/harness.js';
 
 const endpoints = inject('etcdEndpoints');
 
@@ -128,17 +138,98 @@ describe('HTTP API', () => {
     expect(text).toContain('process_cpu_user_seconds_total');
     expect(text).toContain('http_requests_total{method="GET",route="/readyz",status="200"} 1');
     const doc = (await (await m.request('/api/v1/openapi.json')).json()) as { paths: Record<string, unknown> };
+    expect(doc).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
+        '/api/v1/events',
         '/api/v1/masters',
+        '/api/v1/openapi.json',
         '/api/v1/scheduler/cooldowns',
         '/api/v1/scheduler/cooldowns/{kind}/{target}',
         '/api/v1/stores',
         '/api/v1/tasks',
         '/api/v1/tasks/{id}',
         '/api/v1/workers',
+        '/healthz',
+        '/metrics',
+        '/readyz',
       ].sort(),
     );
+  });
+
+  it('serves every cooldown with `until` (ISO 8601) beside `until_ms`, null below the threshold', async () => {
+    for (let i = 0; i < 3; i++) await m.store.recordFailure('compact', 'hot', `h${i}`, 'boom', 'target');
+    await m.store.recordFailure('compact', 'cold', 'c0', 'boom', 'target');
+    await m.store.putStats([
+      { name: 'hot', pending_wal_generations: 1, fragment_count: 1, row_count: 1, owners: [], scanned_at: 0 },
+    ]);
+    const listed = z
+      .array(CooldownSchema.strict())
+      .parse(await (await m.request('/api/v1/scheduler/cooldowns?all=true')).json());
+    const hot = listed.find((c) => c.target === 'hot');
+    expect(hot?.until_ms).toEqual(expect.any(Number));
+    expect(hot?.until).toBe(new Date(hot!.until_ms!).toISOString());
+    expect(listed.find((c) => c.target === 'cold')).toMatchObject({ until_ms: null, until: null });
+    const stores = (await (await m.request('/api/v1/stores')).json()) as { stores: { cooldowns: unknown[] }[] };
+    expect(stores.stores[0]?.cooldowns).toEqual([hot]);
+  });
+
+  it('streams events that match the documented messages, cooldowns with `until`', async () => {
+    m.events.start();
+    await eventually(() => expect(m.events.live).toBe(true));
+    const res = await m.request('/api/v1/events');
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader: ReadableStreamDefaultReader<Uint8Array> = res.body!.getReader();
+    const messages: z.infer<typeof EventMessageSchema>[] = [];
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += decoder.decode(value, { stream: true });
+        const frames = buf.split('\n\n');
+        buf = frames.pop() ?? '';
+        for (const frame of frames) {
+          const fields: Record<string, unknown> = Object.fromEntries(
+            frame
+              .split('\n')
+              .map((line) => /^(event|id|data): (.*)$/.exec(line))
+              .filter((x) => x !== null)
+              .map(([, k, v]): [string, unknown] => [k!, k === 'data' ? (JSON.parse(v!) as unknown) : v]),
+          );
+          if (Object.keys(fields).length === 0) continue; // a keepalive comment
+          // Strict: the parsed message must be exactly what was sent, no field undocumented.
+          const parsed = EventMessageSchema.parse(fields);
+          expect(parsed).toEqual(fields);
+          messages.push(parsed);
+        }
+      }
+    })();
+    try {
+      await eventually(() => expect(messages[0]?.event).toBe('hello'));
+      const task = (await (await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'ev' }))).json()) as {
+        id: string;
+      };
+      for (let i = 0; i < 3; i++) await m.store.recordFailure('compact', 'ev', `e${i}`, 'boom', 'target');
+      await m.request('/api/v1/scheduler/cooldowns/compact/ev', { method: 'DELETE' });
+      await eventually(() => {
+        expect(messages.some((x) => x.event === 'task' && x.data.task.id === task.id)).toBe(true);
+        const cooldowns = messages.flatMap((x) => (x.event === 'cooldown' ? [x.data.cooldown] : []));
+        expect(cooldowns.at(-1)).toBeNull();
+        const cooling = cooldowns.find((c) => c?.failures === 3);
+        expect(cooling?.until).toBe(new Date(cooling!.until_ms!).toISOString());
+        expect(cooldowns.find((c) => c?.failures === 1)?.until).toBeNull();
+      });
+      for (const x of messages) {
+        if (x.event === 'task' || x.event === 'task_deleted' || x.event === 'cooldown') {
+          expect(x.id).toBe(String(x.data.revision));
+        }
+      }
+    } finally {
+      await reader.cancel();
+      await reading.catch(() => undefined);
+    }
   });
 
   it('answers 404 with the task id for an unknown task', async () => {
@@ -278,5 +369,69 @@ describe('API authorisation', () => {
     } finally {
       await m.close();
     }
+  });
+});
+
+describe('lists while etcd is unreachable', () => {
+  let m: TestMaster;
+  let kv: SwitchableKv;
+
+  beforeEach(async () => {
+    m = await openMaster(endpoints, new FakeClock(), {}, 1, (inner) => (kv = switchableKv(inner)));
+    m.events.start();
+    await eventually(() => expect(m.events.live).toBe(true));
+    await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'a' }));
+    for (let i = 0; i < 3; i++) await m.store.recordFailure('compact', 'a', `t${i}`, 'boom', 'target');
+    await m.store.putStats([
+      { name: 'a', pending_wal_generations: 1, fragment_count: 1, row_count: 1, owners: [], scanned_at: 0 },
+    ]);
+  });
+  afterEach(async () => {
+    kv.down = false;
+    await m.close();
+  });
+
+  const LISTS = [
+    '/api/v1/tasks',
+    '/api/v1/tasks?kind=compact&limit=5',
+    '/api/v1/scheduler/cooldowns',
+    '/api/v1/scheduler/cooldowns?all=true',
+    '/api/v1/stores',
+    '/api/v1/masters',
+  ];
+
+  it('answers 503, never a cached copy, on every list, though the event watch still looks live', async () => {
+    const before = new Map<string, string>();
+    for (const path of LISTS) {
+      for (let i = 0; i < 2; i++) {
+        const res = await m.request(path);
+        expect(res.status, path).toBe(200);
+        before.set(path, await res.text());
+      }
+    }
+    kv.down = true;
+    expect(m.events.live).toBe(true);
+    for (const path of LISTS) {
+      const res = await m.request(path);
+      expect(res.status, path).toBe(503);
+      expect(await res.json(), path).toEqual({ error: 'the store (etcd) is unavailable; retry later' });
+    }
+    kv.down = false;
+    for (const path of LISTS) {
+      const res = await m.request(path);
+      expect(res.status, path).toBe(200);
+      expect(await res.text(), path).toBe(before.get(path));
+    }
+  });
+
+  it('still serves a kept list without re-reading it: one shared probe, no range read', async () => {
+    const path = '/api/v1/scheduler/cooldowns?all=true';
+    const first = await (await m.request(path)).text();
+    const ranges = kv.calls.get('range') ?? 0;
+    const probes = kv.calls.get('revision') ?? 0;
+    const bodies = await Promise.all(Array.from({ length: 10 }, async () => (await m.request(path)).text()));
+    expect(bodies).toEqual(Array.from({ length: 10 }, () => first));
+    expect(kv.calls.get('range') ?? 0).toBe(ranges);
+    expect((kv.calls.get('revision') ?? 0) - probes).toBe(1);
   });
 });

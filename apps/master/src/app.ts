@@ -7,7 +7,6 @@ import {
   ContentionError,
   type Kv,
   StoreUnavailableError,
-  type TaskCooldown,
   type TaskKind,
   type ListTasksQuery,
   type TaskStore,
@@ -15,13 +14,21 @@ import {
 } from '@maintd/core';
 import { type Metrics, type WorkerStatus } from '@maintd/scheduler';
 import {
+  type CooldownView,
   MAX_BODY_BYTES,
+  type MaintdEvent,
+  cooldownView,
   enqueueRoute,
+  eventsRoute,
   getTaskRoute,
+  healthRoute,
   listCooldownsRoute,
   listTasksRoute,
   mastersRoute,
+  metricsRoute,
   openApiDocument,
+  openApiRoute,
+  readyRoute,
   resetCooldownRoute,
   resetCooldownsRoute,
   storesRoute,
@@ -33,7 +40,7 @@ import { HTTPException } from 'hono/http-exception';
 import { routePath } from 'hono/route';
 import { streamSSE } from 'hono/streaming';
 import type { Logger } from 'pino';
-import type { EventHub, MaintdEvent } from './events.js';
+import type { EventHub } from './events.js';
 /** Events buffered for one slow `/events` client before it is cut off (it reconnects and re-reads). */
 const SSE_BUFFER_LIMIT = 1000;
 const SSE_HEARTBEAT_MS = 15_000;
@@ -72,7 +79,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     },
   });
 
-  const reads = new ReadCache(deps.events);
+  // The cheapest read there is (a count-only get inside the prefix): proof that etcd answers now.
+  const reads = new ReadCache(deps.events, () => deps.kv.revision(`${store.keys.prefix}/`));
   app.use('*', httpMetrics(metrics));
   // This master's own mutations must be visible to its next read even before the watch reports them.
   app.use('/api/v1/*', async (c, next) => {
@@ -124,7 +132,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
 
   const sharedCooldowns = reads.cached('cooldown', (kind: string, all: boolean) =>
-    store.listCooldowns({ ...(kind ? { kind: kind as TaskKind } : {}), all }).then((l) => JSON.stringify(l)),
+    store
+      .listCooldowns({ ...(kind ? { kind: kind as TaskKind } : {}), all })
+      .then((l) => JSON.stringify(l.map(cooldownView))),
   );
   app.openapi(listCooldownsRoute, async (c) => {
     const q = c.req.valid('query');
@@ -154,8 +164,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openapi(storesRoute, async (c) => {
     const q = c.req.valid('query');
     const [rows, cooldowns] = await Promise.all([store.listStats(), store.listCooldowns({ all: true })]);
-    const byTarget = new Map<string, TaskCooldown[]>();
-    for (const cd of cooldowns) byTarget.set(cd.target, [...(byTarget.get(cd.target) ?? []), cd]);
+    const byTarget = new Map<string, CooldownView[]>();
+    for (const cd of cooldowns) byTarget.set(cd.target, [...(byTarget.get(cd.target) ?? []), cooldownView(cd)]);
     const matching = rows
       .filter((r) => !q.search || r.name.toLowerCase().includes(q.search.toLowerCase()))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -177,7 +187,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
   app.openapi(workersRoute, (c) => c.json({ workers: [...(deps.workers?.() ?? [])] }, 200));
 
-  app.get('/api/v1/events', (c) => {
+  app.openapi(eventsRoute, (c) => {
     // Hono answers HEAD with the GET handler and drops the body unread: a stream would never
     // see its client go, and its subscription would leak.
     if (c.req.method === 'HEAD') return c.body(null, 200, { 'content-type': 'text/event-stream' });
@@ -223,28 +233,30 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     });
   });
 
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.openapi(healthRoute, (c) => c.json({ status: 'ok' as const }, 200));
 
-  app.get('/readyz', async (c) => {
+  app.openapi(readyRoute, async (c) => {
     const session = store.session.alive;
     const reachable = await withTimeout(deps.clock, deps.kv.revision(`${store.keys.prefix}/`), READY_TIMEOUT_MS).then(
       () => true,
       () => false,
     );
     const ready = session && reachable;
-    return c.json(
-      { ready, store: reachable ? 'ok' : 'unavailable', session: session ? 'held' : 'lost' },
-      ready ? 200 : 503,
-    );
+    const body = {
+      ready,
+      store: reachable ? ('ok' as const) : ('unavailable' as const),
+      session: session ? ('held' as const) : ('lost' as const),
+    };
+    return ready ? c.json(body, 200) : c.json(body, 503);
   });
 
-  app.get('/metrics', async (c) => {
+  app.openapi(metricsRoute, async (c) => {
     const text = await metrics.registry.metrics();
     return c.text(text, 200, { 'content-type': metrics.registry.contentType });
   });
 
   const document = JSON.stringify(openApiDocument());
-  app.get('/api/v1/openapi.json', (c) => c.body(document, 200, JSON_TYPE));
+  app.openapi(openApiRoute, (c) => c.body(document, 200, JSON_TYPE) as never);
 
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
 
@@ -279,14 +291,27 @@ const UTF8 = new TextEncoder();
  * re-encoded into a fresh buffer per response, and under `pnpm bench:master` (50 readers of the
  * 3 MB cooldown list) those copies took the master from about 175 MB to 357 MB RSS, against
  * 174–247 MB encoded once.
+ *
+ * The rule for every list (`LIST_RULE` in the route definitions): a body is served only after a
+ * store round trip made during the request succeeded. A read still in flight is one; a kept body
+ * waits for a probe (a count-only get, shared by the requests that arrive while it is in flight).
+ * The watch alone cannot vouch for a kept body: etcd3 re-dials a broken watch stream without
+ * reporting an error, so the hub stays "live" through an outage and would serve stale lists with
+ * a 200 while every other route answers 503.
  */
 class ReadCache {
   static readonly MAX_ENTRIES = 64;
   readonly #hub: EventHub | undefined;
-  readonly #entries = new Map<string, { generation: number; body: Promise<Uint8Array<ArrayBuffer>> }>();
+  readonly #probe: () => Promise<unknown>;
+  readonly #entries = new Map<
+    string,
+    { generation: number; body: Promise<Uint8Array<ArrayBuffer>>; settled: boolean }
+  >();
+  #probing: Promise<void> | undefined;
 
-  constructor(hub: EventHub | undefined) {
+  constructor(hub: EventHub | undefined, probe: () => Promise<unknown>) {
     this.#hub = hub;
+    this.#probe = probe;
     hub?.subscribe((e) => {
       const kind = e.type === 'cooldown' ? 'cooldown' : 'task';
       for (const key of this.#entries.keys()) if (key.startsWith(`${kind}:`)) this.#entries.delete(key);
@@ -306,21 +331,40 @@ class ReadCache {
       const live = this.#hub?.live ?? false;
       const generation = this.#hub?.generation ?? -1;
       const hit = this.#entries.get(key);
-      if (hit && hit.generation === generation) return hit.body;
+      if (hit && hit.generation === generation) {
+        return hit.settled ? this.#reachable().then(() => hit.body) : hit.body;
+      }
       const body = compute(...args).then((text) => UTF8.encode(text));
-      const entry = { generation, body };
+      const entry = { generation, body, settled: false };
       this.#entries.set(key, entry);
       const drop = (): void => {
         if (this.#entries.get(key) === entry) this.#entries.delete(key);
       };
       // Without a live watch only the in-flight read is shared; failures are never kept.
-      body.then(() => (live ? undefined : drop()), drop);
+      body.then(() => {
+        entry.settled = true;
+        if (!live) drop();
+      }, drop);
       if (this.#entries.size > ReadCache.MAX_ENTRIES) {
         const oldest = this.#entries.keys().next();
         if (!oldest.done) this.#entries.delete(oldest.value);
       }
       return body;
     };
+  }
+
+  /** Resolves once a store probe in flight now (or started now) succeeds; rejects with its error. */
+  #reachable(): Promise<void> {
+    this.#probing ??= this.#probe().then(
+      () => {
+        this.#probing = undefined;
+      },
+      (err: unknown) => {
+        this.#probing = undefined;
+        throw err;
+      },
+    );
+    return this.#probing;
   }
 }
 

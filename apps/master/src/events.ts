@@ -2,29 +2,18 @@ import {
   type Clock,
   type Keys,
   type Kv,
-  type TaskCooldown,
   TaskCooldownSchema,
-  type TaskKind,
   TaskKindSchema,
-  type TaskRecord,
   TaskRecordSchema,
   type Watch,
   targetFromHex,
 } from '@maintd/core';
+import { type MaintdEvent, cooldownView } from '@maintd/scheduler/api';
 import type { Logger } from 'pino';
 
-/** A change operators care about, as sent over `GET /api/v1/events`. */
-export type MaintdEvent =
-  | { readonly type: 'task'; readonly revision: number; readonly task: TaskRecord }
-  | { readonly type: 'task_deleted'; readonly revision: number; readonly id: string }
-  | {
-      readonly type: 'cooldown';
-      readonly revision: number;
-      readonly kind: TaskKind;
-      readonly target: string;
-      /** The record after the change; null when it was deleted (success, reset, or expiry). */
-      readonly cooldown: TaskCooldown | null;
-    };
+// The events' shapes are part of the API's route definitions (the OpenAPI document's event
+// payload components), so that the document and the stream cannot drift apart.
+export type { MaintdEvent };
 
 /**
  * Fans task and cooldown changes out to subscribers, from one etcd watch per prefix per
@@ -161,7 +150,7 @@ export class EventHub {
           revision: e.modRevision,
           kind: kind.data,
           target: parsed.data.target,
-          cooldown: parsed.data,
+          cooldown: cooldownView(parsed.data),
         });
       }
     }

@@ -1,4 +1,4 @@
-import { EtcdKv, FakeClock, type Kv, type TaskStore, seededRandom } from '@maintd/core';
+import { EtcdKv, FakeClock, type Kv, StoreUnavailableError, type TaskStore, seededRandom } from '@maintd/core';
 import { eventually as retryUntil } from '@maintd/core/testing';
 import type { Config, Metrics, Scheduler } from '@maintd/scheduler';
 import { type DeepPartial, openScheduler, testConfig } from '@maintd/scheduler/testing';
@@ -28,8 +28,10 @@ export async function openMaster(
   clock: FakeClock,
   overrides: DeepPartial<Config> = {},
   seed = 1,
+  /** Wraps the etcd client before anything uses it (e.g. to make its calls fail on demand). */
+  wrapKv: (kv: Kv) => Kv = (kv) => kv,
 ): Promise<TestMaster> {
-  const kv = new EtcdKv({ endpoints: [...etcdEndpoints] });
+  const kv = wrapKv(new EtcdKv({ endpoints: [...etcdEndpoints] }));
   const { config, store, scheduler, metrics, logs, logger } = await openScheduler(
     kv,
     clock,
@@ -72,6 +74,45 @@ export async function openMaster(
 /** Retries `check` until it passes or `timeoutMs` of real time pass (default 10 s, every 20 ms). */
 export const eventually = <T>(check: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> =>
   retryUntil(check, timeoutMs, 20);
+
+/** A Kv whose unary calls can be made to fail, as when etcd is unreachable. */
+export interface SwitchableKv extends Kv {
+  /** While true, every call but `watch`, `grant` and `close` rejects with StoreUnavailableError. */
+  down: boolean;
+  /** Calls made per method (failed ones included). */
+  readonly calls: Map<string, number>;
+}
+
+/**
+ * Wraps `kv` so that a test can cut etcd off without stopping it. Established watches and lease
+ * keepalives carry on, as they do in the first seconds of a real outage while etcd3 re-dials:
+ * the event hub stays "live", which is exactly when a watch-invalidated cache could go stale.
+ */
+export function switchableKv(kv: Kv): SwitchableKv {
+  const calls = new Map<string, number>();
+  const state = { down: false };
+  const passThrough = new Set(['watch', 'grant', 'close']);
+  return new Proxy(kv as SwitchableKv, {
+    get(target, prop, receiver) {
+      if (prop === 'down') return state.down;
+      if (prop === 'calls') return calls;
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof prop !== 'string' || typeof value !== 'function') return value;
+      return (...args: unknown[]): unknown => {
+        calls.set(prop, (calls.get(prop) ?? 0) + 1);
+        if (state.down && !passThrough.has(prop)) {
+          return Promise.reject(new StoreUnavailableError(`${prop}: etcd is unreachable (test)`));
+        }
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+    set(target, prop, value, receiver) {
+      if (prop !== 'down') return Reflect.set(target, prop, value, receiver);
+      state.down = value === true;
+      return true;
+    },
+  });
+}
 
 /** JSON body helper. */
 export function jsonBody(body: unknown, headers: Record<string, string> = {}): RequestInit {

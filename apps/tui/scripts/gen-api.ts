@@ -15,15 +15,23 @@ export const SCHEMA_PATH = fileURLToPath(new URL('../src/api/schema.ts', import.
 
 /**
  * The kinds the API accepts, in the master's order, read from the document (the enum of the
- * enqueue body's `kind`): the dashboard lists them at run time, so a new kind needs no hand edit.
+ * enqueue body's `kind`, inline or behind a `$ref`): the dashboard lists them at run time, so a
+ * new kind needs no hand edit.
  */
 function taskKinds(doc: unknown): string[] {
-  const body = (doc as { paths: Record<string, Record<string, unknown>> }).paths['/api/v1/tasks']?.post as {
-    requestBody: { content: { 'application/json': { schema: { properties: { kind: { enum: string[] } } } } } };
+  type Schema = { $ref?: string; properties?: { kind?: { enum?: unknown } } };
+  const d = doc as {
+    paths: Record<string, Record<string, unknown>>;
+    components?: { schemas?: Record<string, Schema> };
   };
-  const kinds = body.requestBody.content['application/json'].schema.properties.kind.enum;
+  const body = d.paths['/api/v1/tasks']?.post as {
+    requestBody: { content: { 'application/json': { schema: Schema } } };
+  };
+  let schema = body.requestBody.content['application/json'].schema;
+  if (schema.$ref) schema = d.components?.schemas?.[schema.$ref.replace('#/components/schemas/', '')] ?? {};
+  const kinds = schema.properties?.kind?.enum;
   if (!Array.isArray(kinds) || kinds.length === 0) throw new Error('openapi.json: no kind enum on POST /api/v1/tasks');
-  return kinds;
+  return kinds as string[];
 }
 
 /** The text `src/api/schema.ts` must contain: openapi-typescript's output, formatted by prettier. */

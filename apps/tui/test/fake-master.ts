@@ -53,20 +53,21 @@ export function master(id = 'master-a'): Master {
   };
 }
 
-/** A cooling record. */
-export function cooldown(target: string, over: Partial<Cooldown> = {}): Cooldown {
-  return {
-    kind: 'merge_wal',
+/** A cooling record, as the master serves it (`until` follows `until_ms`). */
+export function cooldown(target: string, over: Partial<Omit<Cooldown, 'until'>> = {}): Cooldown {
+  const record = {
+    kind: 'merge_wal' as const,
     target,
     failures: 3,
-    until_ms: 1_700_000_600_000,
+    until_ms: 1_700_000_600_000 as number | null,
     last_error: `merged 0 generations across 0/1 workers; HTTP 500: Not found: .../data/${target}.lance`,
-    last_error_class: 'target',
+    last_error_class: 'target' as const,
     first_failure_ms: 1_699_999_000_000,
     last_failure_ms: 1_700_000_000_000,
     last_task_id: '01a23766-0000-7000-8000-000000000000',
     ...over,
   };
+  return { ...record, until: record.until_ms === null ? null : new Date(record.until_ms).toISOString() };
 }
 
 /** Starts a fake master on a loopback port (0 = any; pass one to "restart" on the same port). */

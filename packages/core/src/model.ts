@@ -39,61 +39,133 @@ export const TargetSchema = z.string().regex(TARGET_PATTERN, 'must match ^[A-Za-
 const TaskIdSchema = z.uuid({ version: 'v7' });
 
 /** Schema of the authoritative task record stored at `P/tasks/<id>`. Optional fields are omitted, never null. */
-export const TaskRecordSchema = z.object({
-  id: TaskIdSchema,
-  kind: TaskKindSchema,
-  target: TargetSchema,
-  state: TaskStateSchema,
-  source: TaskSourceSchema,
-  enqueued_at: z.number().int().nonnegative(),
-  started_at: z.number().int().nonnegative().optional(),
-  finished_at: z.number().int().nonnegative().optional(),
-  attempt: z.number().int().nonnegative(),
-  owner: z.string().optional(),
-  detail: z.string().optional(),
-  error: z.string().optional(),
-  error_class: ErrorClassSchema.optional(),
-  depends_on: z.array(TaskIdSchema).optional(),
-});
+export const TaskRecordSchema = z
+  .object({
+    id: TaskIdSchema.describe('Task id: a UUIDv7, so that lexical order is enqueue order'),
+    kind: TaskKindSchema.describe('What the task does to its store'),
+    target: TargetSchema.describe('The store the task maintains'),
+    state: TaskStateSchema.describe('Lifecycle state: queued → running → done | failed'),
+    source: TaskSourceSchema.describe('Who asked for it: `sweep` (an automatic sweep) or `manual` (API, dashboard)'),
+    enqueued_at: z.number().int().nonnegative().describe('When it was enqueued, in milliseconds since the Unix epoch'),
+    started_at: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('When its latest claim started it, in milliseconds since the Unix epoch; absent until first claimed'),
+    finished_at: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('When it became done or failed, in milliseconds since the Unix epoch; absent while queued or running'),
+    attempt: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe('How many times a master has claimed it (a count; a recovered orphan is claimed again)'),
+    owner: z.string().optional().describe('Id of the master running it; present only while running'),
+    detail: z
+      .string()
+      .optional()
+      .describe('What a done task achieved, e.g. `merged 12 generations across 3/3 workers`; absent otherwise'),
+    error: z.string().optional().describe('Why a failed task failed; absent otherwise'),
+    error_class: ErrorClassSchema.optional().describe(
+      'Failure class of a failed task: `target` (a worker answered with an error about this store) or `infrastructure` (no worker answered); absent otherwise',
+    ),
+    depends_on: z
+      .array(TaskIdSchema)
+      .optional()
+      .describe('Ids of tasks that must be done before this one runs; absent when there are none'),
+  })
+  .describe('A maintenance task. Optional fields are omitted, never null.');
 /** A task as stored and served. */
 export type TaskRecord = z.infer<typeof TaskRecordSchema>;
 
 /** Schema of a failure-cooldown record stored at `P/cooldown/<kind>/<hex>`. */
-export const TaskCooldownSchema = z.object({
-  kind: TaskKindSchema,
-  target: TargetSchema,
-  failures: z.number().int().positive(),
-  until_ms: z.number().int().nonnegative().nullable(),
-  last_error: z.string().max(512),
-  last_error_class: ErrorClassSchema,
-  first_failure_ms: z.number().int().nonnegative(),
-  last_failure_ms: z.number().int().nonnegative(),
-  last_task_id: z.string(),
-});
+export const TaskCooldownSchema = z
+  .object({
+    kind: TaskKindSchema.describe('The kind whose failures are counted'),
+    target: TargetSchema.describe('The store whose failures are counted'),
+    failures: z
+      .number()
+      .int()
+      .positive()
+      .describe('Consecutive failures of this kind on this store (a count); a success deletes the record'),
+    until_ms: z
+      .number()
+      .int()
+      .nonnegative()
+      .nullable()
+      .describe(
+        'End of the cooldown window, in milliseconds since the Unix epoch; null below the failure threshold (counted, no window)',
+      ),
+    last_error: z
+      .string()
+      .max(512)
+      .describe('Error message of the latest counted failure: at most 512 characters, control characters stripped'),
+    last_error_class: ErrorClassSchema.describe(
+      'Failure class of the latest counted failure: `target` (a worker answered with an error about this store) or `infrastructure` (no worker answered)',
+    ),
+    first_failure_ms: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe('When the first of these consecutive failures happened, in milliseconds since the Unix epoch'),
+    last_failure_ms: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe('When the latest counted failure happened, in milliseconds since the Unix epoch'),
+    last_task_id: z.string().describe('Id of the task whose failure was counted last'),
+  })
+  .describe('Consecutive-failure bookkeeping of one kind on one store: what the sweeps consult before enqueueing.');
 /** Consecutive-failure bookkeeping for one (kind, target). `until_ms` is null below the threshold. */
 export type TaskCooldown = z.infer<typeof TaskCooldownSchema>;
 
 /** Schema of one store's aggregated stats row at `P/stats/<hex>`. */
-export const StoreStatsSchema = z.object({
-  name: TargetSchema,
-  pending_wal_generations: z.number().int().nonnegative(),
-  fragment_count: z.number().int().nonnegative(),
-  row_count: z.number().int().nonnegative(),
-  owners: z.array(z.string()),
-  scanned_at: z.number().int().nonnegative(),
-});
+export const StoreStatsSchema = z
+  .object({
+    name: TargetSchema.describe('The store name'),
+    pending_wal_generations: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe('WAL generations waiting to be merged, summed over the workers that hold a shard (a count)'),
+    fragment_count: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe('Data fragments of the shared base table: the largest count any worker reports'),
+    row_count: z.number().int().nonnegative().describe('Rows, summed over the workers that hold a shard (a count)'),
+    owners: z.array(z.string()).describe('Base URLs of the workers that reported a shard of this store'),
+    scanned_at: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe('When a stats scan last wrote this row, in milliseconds since the Unix epoch'),
+  })
+  .describe("A store's backlog as the latest stats scan aggregated it from the workers.");
 /** A store's backlog as last scanned from the workers. */
 export type StoreStats = z.infer<typeof StoreStatsSchema>;
 
 /** Schema of a live master's registration at `P/masters/<id>`. */
-export const MasterInfoSchema = z.object({
-  id: z.string(),
-  host: z.string(),
-  pid: z.number().int(),
-  version: z.string(),
-  started_at: z.number().int().nonnegative(),
-  pools: z.record(z.string(), z.number().int().nonnegative()),
-});
+export const MasterInfoSchema = z
+  .object({
+    id: z.string().describe('The master id (`MASTER_ID`), unique per prefix'),
+    host: z.string().describe('Host name of the machine the master runs on'),
+    pid: z.number().int().describe('Operating-system process id of the master'),
+    version: z.string().describe('maintd version the master runs'),
+    started_at: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe('When the master process started, in milliseconds since the Unix epoch'),
+    pools: z
+      .record(z.string(), z.number().int().nonnegative())
+      .describe('Task slots per pool name (`general`, `merge`): how many tasks each pool runs at once'),
+  })
+  .describe("A live master's registration: it exists while the master's session lease is alive.");
 /** What a master says about itself while its session is alive. */
 export type MasterInfo = z.infer<typeof MasterInfoSchema>;
 

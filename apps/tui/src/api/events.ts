@@ -3,24 +3,14 @@ import { type EventSourceMessage, createParser } from 'eventsource-parser';
 import { z } from 'zod';
 import { sanitizeDeep, sanitizeText } from '../sanitize.js';
 import { ConnectionError, connectionError } from './client.js';
-import type { Cooldown, Task } from './types.js';
+import { type MaintdEvent, TASK_KINDS } from './types.js';
 
 /** A change the master reports over `GET /api/v1/events` (its `MaintdEvent`), sanitised. */
-export type MaintdEvent =
-  | { readonly type: 'task'; readonly revision: number; readonly task: Task }
-  | { readonly type: 'task_deleted'; readonly revision: number; readonly id: string }
-  | {
-      readonly type: 'cooldown';
-      readonly revision: number;
-      readonly kind: Cooldown['kind'];
-      readonly target: string;
-      /** Null when the record was deleted (success, reset or expiry). */
-      readonly cooldown: Cooldown | null;
-    };
+export type { MaintdEvent };
 
-// The event stream is not in the OpenAPI document, so its payloads are checked here, loosely:
+// The payloads' types come from the OpenAPI document; at run time they are checked here, loosely:
 // enough that a malformed event is dropped instead of corrupting the screen; extra fields pass.
-const Kind = z.enum(['merge_wal', 'compact']);
+const Kind = z.enum(TASK_KINDS);
 const TaskShape = z.looseObject({
   id: z.string(),
   kind: Kind,
@@ -30,17 +20,21 @@ const TaskShape = z.looseObject({
   enqueued_at: z.number(),
   attempt: z.number(),
 });
-const CooldownShape = z.looseObject({
-  kind: Kind,
-  target: z.string(),
-  failures: z.number(),
-  until_ms: z.number().nullable(),
-  last_error: z.string(),
-  last_error_class: z.enum(['target', 'infrastructure']),
-  first_failure_ms: z.number(),
-  last_failure_ms: z.number(),
-  last_task_id: z.string(),
-});
+const CooldownShape = z
+  .looseObject({
+    kind: Kind,
+    target: z.string(),
+    failures: z.number(),
+    until_ms: z.number().nullable(),
+    // A master from before `until` existed does not send it: it is derived here instead.
+    until: z.string().nullable().optional(),
+    last_error: z.string(),
+    last_error_class: z.enum(['target', 'infrastructure']),
+    first_failure_ms: z.number(),
+    last_failure_ms: z.number(),
+    last_task_id: z.string(),
+  })
+  .transform((c) => ({ ...c, until: c.until ?? (c.until_ms === null ? null : new Date(c.until_ms).toISOString()) }));
 const EventShape = z.discriminatedUnion('type', [
   z.object({ type: z.literal('task'), revision: z.number(), task: TaskShape }),
   z.object({ type: z.literal('task_deleted'), revision: z.number(), id: z.string() }),

@@ -11,200 +11,17 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Tasks, newest first */
-    get: {
-      parameters: {
-        query?: {
-          state?: 'queued' | 'running' | 'done' | 'failed';
-          kind?: 'merge_wal' | 'compact' | 'index_id';
-          target?: string;
-          limit?: number;
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of tasks */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              tasks: {
-                /** Format: uuid */
-                id: string;
-                /** @enum {string} */
-                kind: 'merge_wal' | 'compact' | 'index_id';
-                target: string;
-                /** @enum {string} */
-                state: 'queued' | 'running' | 'done' | 'failed';
-                /** @enum {string} */
-                source: 'sweep' | 'manual';
-                enqueued_at: number;
-                started_at?: number;
-                finished_at?: number;
-                attempt: number;
-                owner?: string;
-                detail?: string;
-                error?: string;
-                /** @enum {string} */
-                error_class?: 'target' | 'infrastructure';
-                depends_on?: string[];
-              }[];
-              total: number;
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Invalid request; the message names the field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description The store (etcd) is unavailable */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    /**
+     * List tasks, newest first
+     * @description One page of tasks matching the filters, newest first; follow `next_cursor` for the next page. Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
+     */
+    get: operations['listTasks'];
     put?: never;
-    /** Enqueue a task (never cooldown-gated) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @enum {string} */
-            kind: 'merge_wal' | 'compact' | 'index_id';
-            target: string;
-            depends_on?: string[];
-          };
-        };
-      };
-      responses: {
-        /** @description An active task of this kind and target already exists (dedupe hit) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** Format: uuid */
-              id: string;
-              /** @enum {string} */
-              kind: 'merge_wal' | 'compact' | 'index_id';
-              target: string;
-              /** @enum {string} */
-              state: 'queued' | 'running' | 'done' | 'failed';
-              /** @enum {string} */
-              source: 'sweep' | 'manual';
-              enqueued_at: number;
-              started_at?: number;
-              finished_at?: number;
-              attempt: number;
-              owner?: string;
-              detail?: string;
-              error?: string;
-              /** @enum {string} */
-              error_class?: 'target' | 'infrastructure';
-              depends_on?: string[];
-            };
-          };
-        };
-        /** @description Queued a new task */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** Format: uuid */
-              id: string;
-              /** @enum {string} */
-              kind: 'merge_wal' | 'compact' | 'index_id';
-              target: string;
-              /** @enum {string} */
-              state: 'queued' | 'running' | 'done' | 'failed';
-              /** @enum {string} */
-              source: 'sweep' | 'manual';
-              enqueued_at: number;
-              started_at?: number;
-              finished_at?: number;
-              attempt: number;
-              owner?: string;
-              detail?: string;
-              error?: string;
-              /** @enum {string} */
-              error_class?: 'target' | 'infrastructure';
-              depends_on?: string[];
-            };
-          };
-        };
-        /** @description Invalid request; the message names the field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description Missing or wrong bearer token */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description Mutation from a non-loopback client while no token is configured */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description Body over 16 KiB */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description The store (etcd) is unavailable */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    /**
+     * Enqueue a task
+     * @description Queues a manual task of `kind` on `target`, never held back by a cooldown (its failure still counts and its success still clears one). A task without `depends_on` is deduplicated against the queued or running task of the same kind and target: that task is returned with 200 instead of a new one.
+     */
+    post: operations['enqueueTask'];
     delete?: never;
     options?: never;
     head?: never;
@@ -218,76 +35,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One task */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The task */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** Format: uuid */
-              id: string;
-              /** @enum {string} */
-              kind: 'merge_wal' | 'compact' | 'index_id';
-              target: string;
-              /** @enum {string} */
-              state: 'queued' | 'running' | 'done' | 'failed';
-              /** @enum {string} */
-              source: 'sweep' | 'manual';
-              enqueued_at: number;
-              started_at?: number;
-              finished_at?: number;
-              attempt: number;
-              owner?: string;
-              detail?: string;
-              error?: string;
-              /** @enum {string} */
-              error_class?: 'target' | 'infrastructure';
-              depends_on?: string[];
-            };
-          };
-        };
-        /** @description Invalid request; the message names the field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description No such task */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description The store (etcd) is unavailable */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    /**
+     * Read one task
+     * @description The task record with this id, read from the store.
+     */
+    get: operations['getTask'];
     put?: never;
     post?: never;
     delete?: never;
@@ -303,132 +55,18 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Targets the sweeps skip (all=true adds below-threshold counters) */
-    get: {
-      parameters: {
-        query?: {
-          kind?: 'merge_wal' | 'compact' | 'index_id';
-          all?: '0' | '1' | 'true' | 'false';
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Cooldown records */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {string} */
-              kind: 'merge_wal' | 'compact' | 'index_id';
-              target: string;
-              failures: number;
-              until_ms: number | null;
-              last_error: string;
-              /** @enum {string} */
-              last_error_class: 'target' | 'infrastructure';
-              first_failure_ms: number;
-              last_failure_ms: number;
-              last_task_id: string;
-            }[];
-          };
-        };
-        /** @description Invalid request; the message names the field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description The store (etcd) is unavailable */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    /**
+     * List cooldowns
+     * @description The (kind, store) pairs the sweeps skip because their cooldown window is open; `all=true` adds the counters below the threshold (`until_ms` null). Each record carries `until`, the window's end as ISO 8601 text, derived when served (it is not stored). Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
+     */
+    get: operations['listCooldowns'];
     put?: never;
     post?: never;
-    /** Operator reset of every cooldown (of one kind, or all) */
-    delete: {
-      parameters: {
-        query?: {
-          kind?: 'merge_wal' | 'compact' | 'index_id';
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description How many were reset */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              deleted: number;
-            };
-          };
-        };
-        /** @description Invalid request; the message names the field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description Missing or wrong bearer token */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description Mutation from a non-loopback client while no token is configured */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description Body over 16 KiB */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description The store (etcd) is unavailable */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    /**
+     * Reset every cooldown (of one kind, or all)
+     * @description Operator bulk reset: deletes every cooldown record (of `kind`, when given) and returns how many.
+     */
+    delete: operations['resetCooldowns'];
     options?: never;
     head?: never;
     patch?: never;
@@ -444,86 +82,11 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Operator reset of one cooldown */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          kind: 'merge_wal' | 'compact' | 'index_id';
-          target: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Reset */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              deleted: number;
-            };
-          };
-        };
-        /** @description Invalid request; the message names the field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description Missing or wrong bearer token */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description Mutation from a non-loopback client while no token is configured */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description No cooldown record for this kind and target */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description Body over 16 KiB */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description The store (etcd) is unavailable */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    /**
+     * Reset one cooldown
+     * @description Operator reset: deletes the cooldown record of this kind on this store, so that the next sweep may enqueue it again and its next failure counts from one.
+     */
+    delete: operations['resetCooldown'];
     options?: never;
     head?: never;
     patch?: never;
@@ -536,53 +99,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Stats rows with their cooldown state, by name */
-    get: {
-      parameters: {
-        query?: {
-          search?: string;
-          limit?: number;
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of stores */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              stores: components['schemas']['Store'][];
-              total: number;
-              next_cursor: string | null;
-            };
-          };
-        };
-        /** @description Invalid request; the message names the field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description The store (etcd) is unavailable */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    /**
+     * List stores with their cooldown state
+     * @description One page of the stats rows the latest scans wrote, by name, each with its cooldown records (with `until`, as in the cooldown list). Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
+     */
+    get: operations['listStores'];
     put?: never;
     post?: never;
     delete?: never;
@@ -598,56 +119,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Live masters (session-bound registrations) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Masters */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              masters: {
-                id: string;
-                host: string;
-                pid: number;
-                version: string;
-                started_at: number;
-                pools: {
-                  [key: string]: number;
-                };
-              }[];
-            };
-          };
-        };
-        /** @description Invalid request; the message names the field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description The store (etcd) is unavailable */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    /**
+     * List live masters
+     * @description Every master whose session lease is alive, from its registration in the store. Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
+     */
+    get: operations['listMasters'];
     put?: never;
     post?: never;
     delete?: never;
@@ -663,35 +139,111 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Worker endpoints with their last scan result */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Workers */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              workers: {
-                endpoint: string;
-                ok: boolean | null;
-                error: string | null;
-                last_scan_at: number | null;
-                stores: number;
-              }[];
-            };
-          };
-        };
-      };
+    /**
+     * List worker endpoints
+     * @description The configured worker endpoints (`WORKER_ENDPOINTS`) with the result of this master's latest stats scan of each. Only the master that ran a scan has its result: a scan runs on one master per interval, fleet-wide. Needs no store read.
+     */
+    get: operations['listWorkers'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
+    /**
+     * Stream task and cooldown changes
+     * @description Server-sent events from this master's etcd watch of tasks and cooldowns. The stream opens with a `hello` event, then sends one `task`, `task_deleted` or `cooldown` event per change (`id:` is the etcd revision) and a `: keepalive` comment after 15 seconds without one. A client more than 1000 events behind gets an `overflow` event and the stream ends: reconnect and re-read the lists. Events carry no history: read the lists after `hello` to start from a consistent view.
+     */
+    get: operations['streamEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/healthz': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Liveness
+     * @description Answers 200 while the process serves HTTP; it reads nothing. Use it as a liveness probe.
+     */
+    get: operations['getHealth'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/readyz': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Readiness
+     * @description Ready when the store (etcd) answers a read within 2 seconds and this master holds its session lease. Use it for load balancers.
+     */
+    get: operations['getReadiness'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/metrics': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Prometheus metrics
+     * @description This process's metrics in the Prometheus text exposition format (version 0.0.4): `master_*` task, worker, cooldown and sweep metrics, `http_*` request metrics and Node's process metrics. No per-store labels.
+     */
+    get: operations['getMetrics'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/openapi.json': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * This document
+     * @description The OpenAPI 3.1 document of every route the master serves.
+     */
+    get: operations['getOpenApiDocument'];
     put?: never;
     post?: never;
     delete?: never;
@@ -704,29 +256,307 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /** @description A maintenance task. Optional fields are omitted, never null. */
+    TaskRecord: {
+      /**
+       * Format: uuid
+       * @description Task id: a UUIDv7, so that lexical order is enqueue order
+       */
+      id: string;
+      /**
+       * @description What the task does to its store
+       * @enum {string}
+       */
+      kind: 'merge_wal' | 'compact' | 'index_id';
+      /** @description The store the task maintains */
+      target: string;
+      /**
+       * @description Lifecycle state: queued → running → done | failed
+       * @enum {string}
+       */
+      state: 'queued' | 'running' | 'done' | 'failed';
+      /**
+       * @description Who asked for it: `sweep` (an automatic sweep) or `manual` (API, dashboard)
+       * @enum {string}
+       */
+      source: 'sweep' | 'manual';
+      /** @description When it was enqueued, in milliseconds since the Unix epoch */
+      enqueued_at: number;
+      /** @description When its latest claim started it, in milliseconds since the Unix epoch; absent until first claimed */
+      started_at?: number;
+      /** @description When it became done or failed, in milliseconds since the Unix epoch; absent while queued or running */
+      finished_at?: number;
+      /** @description How many times a master has claimed it (a count; a recovered orphan is claimed again) */
+      attempt: number;
+      /** @description Id of the master running it; present only while running */
+      owner?: string;
+      /** @description What a done task achieved, e.g. `merged 12 generations across 3/3 workers`; absent otherwise */
+      detail?: string;
+      /** @description Why a failed task failed; absent otherwise */
+      error?: string;
+      /**
+       * @description Failure class of a failed task: `target` (a worker answered with an error about this store) or `infrastructure` (no worker answered); absent otherwise
+       * @enum {string}
+       */
+      error_class?: 'target' | 'infrastructure';
+      /** @description Ids of tasks that must be done before this one runs; absent when there are none */
+      depends_on?: string[];
+    };
+    /** @description The body of every error answer */
     Error: {
+      /** @description What went wrong; a validation error names the field */
       error: string;
     };
+    /** @description A manual task */
+    EnqueueRequest: {
+      /**
+       * @description What the task does to its store
+       * @enum {string}
+       */
+      kind: 'merge_wal' | 'compact' | 'index_id';
+      /** @description The store to maintain */
+      target: string;
+      /** @description Ids of tasks (at most 16) that must be done first; the task fails if one fails */
+      depends_on?: string[];
+    };
+    /** @description One page of tasks */
+    TaskPage: {
+      /** @description The page, newest first */
+      tasks: components['schemas']['TaskRecord'][];
+      /** @description How many tasks match the filters, over all pages (a count) */
+      total: number;
+      /** @description Pass as `cursor` to read the next page; null on the last page */
+      next_cursor: string | null;
+    };
+    /** @description Consecutive-failure bookkeeping of one kind on one store, as stored, plus `until` (derived when served, not stored) */
+    Cooldown: {
+      /**
+       * @description The kind whose failures are counted
+       * @enum {string}
+       */
+      kind: 'merge_wal' | 'compact' | 'index_id';
+      /** @description The store whose failures are counted */
+      target: string;
+      /** @description Consecutive failures of this kind on this store (a count); a success deletes the record */
+      failures: number;
+      /** @description End of the cooldown window, in milliseconds since the Unix epoch; null below the failure threshold (counted, no window) */
+      until_ms: number | null;
+      /**
+       * Format: date-time
+       * @description `until_ms` as an ISO 8601 UTC timestamp (millisecond precision); null when `until_ms` is null
+       */
+      until: string | null;
+      /** @description Error message of the latest counted failure: at most 512 characters, control characters stripped */
+      last_error: string;
+      /**
+       * @description Failure class of the latest counted failure: `target` (a worker answered with an error about this store) or `infrastructure` (no worker answered)
+       * @enum {string}
+       */
+      last_error_class: 'target' | 'infrastructure';
+      /** @description When the first of these consecutive failures happened, in milliseconds since the Unix epoch */
+      first_failure_ms: number;
+      /** @description When the latest counted failure happened, in milliseconds since the Unix epoch */
+      last_failure_ms: number;
+      /** @description Id of the task whose failure was counted last */
+      last_task_id: string;
+    };
+    /** @description The outcome of an operator reset */
+    Deleted: {
+      /** @description How many cooldown records were deleted (a count; 1 for a single reset) */
+      deleted: number;
+    };
+    /** @description One page of stores */
+    StorePage: {
+      /** @description The page, by name */
+      stores: components['schemas']['Store'][];
+      /** @description How many stores match the search, over all pages (a count) */
+      total: number;
+      /** @description Pass as `cursor` to read the next page; null on the last page */
+      next_cursor: string | null;
+    };
+    /** @description A store's stats row with its cooldown state */
     Store: {
+      /** @description The store name */
       name: string;
+      /** @description WAL generations waiting to be merged, summed over the workers that hold a shard (a count) */
       pending_wal_generations: number;
+      /** @description Data fragments of the shared base table: the largest count any worker reports */
       fragment_count: number;
+      /** @description Rows, summed over the workers that hold a shard (a count) */
       row_count: number;
+      /** @description Base URLs of the workers that reported a shard of this store */
       owners: string[];
+      /** @description When a stats scan last wrote this row, in milliseconds since the Unix epoch */
       scanned_at: number;
-      cooldowns: {
-        /** @enum {string} */
-        kind: 'merge_wal' | 'compact' | 'index_id';
-        target: string;
-        failures: number;
-        until_ms: number | null;
-        last_error: string;
-        /** @enum {string} */
-        last_error_class: 'target' | 'infrastructure';
-        first_failure_ms: number;
-        last_failure_ms: number;
-        last_task_id: string;
-      }[];
+      /** @description This store's cooldown records of every kind, below the threshold included; empty when none */
+      cooldowns: components['schemas']['Cooldown'][];
+    };
+    /** @description The live masters */
+    MasterList: {
+      /** @description Live masters */
+      masters: components['schemas']['MasterInfo'][];
+    };
+    /** @description A live master's registration: it exists while the master's session lease is alive. */
+    MasterInfo: {
+      /** @description The master id (`MASTER_ID`), unique per prefix */
+      id: string;
+      /** @description Host name of the machine the master runs on */
+      host: string;
+      /** @description Operating-system process id of the master */
+      pid: number;
+      /** @description maintd version the master runs */
+      version: string;
+      /** @description When the master process started, in milliseconds since the Unix epoch */
+      started_at: number;
+      /** @description Task slots per pool name (`general`, `merge`): how many tasks each pool runs at once */
+      pools: {
+        [key: string]: number;
+      };
+    };
+    /** @description The worker endpoints */
+    WorkerList: {
+      /** @description Every configured worker endpoint */
+      workers: components['schemas']['Worker'][];
+    };
+    /** @description A worker endpoint with its latest scan result */
+    Worker: {
+      /** @description Base URL of the worker */
+      endpoint: string;
+      /** @description Whether the worker answered this master's latest scan; null before the first scan */
+      ok: boolean | null;
+      /** @description Why the latest scan of this worker failed; null when it answered */
+      error: string | null;
+      /** @description When this master last scanned the worker, in milliseconds since the Unix epoch; null before the first scan */
+      last_scan_at: number | null;
+      /** @description Stores the worker reported in its latest successful scan (a count) */
+      stores: number;
+    };
+    /** @description One server-sent event, as its fields: `event`, `id` (change events only) and `data`, sent JSON-encoded on one `data:` line. The stream is a sequence of these, plus `: keepalive` comment lines. */
+    EventMessage:
+      | {
+          /**
+           * @description The SSE `event:` field
+           * @enum {string}
+           */
+          event: 'hello';
+          data: components['schemas']['HelloEvent'];
+        }
+      | {
+          /**
+           * @description The SSE `event:` field
+           * @enum {string}
+           */
+          event: 'task';
+          /** @description The SSE `id:` field: the etcd revision of the change, in decimal */
+          id: string;
+          data: components['schemas']['TaskEvent'];
+        }
+      | {
+          /**
+           * @description The SSE `event:` field
+           * @enum {string}
+           */
+          event: 'task_deleted';
+          /** @description The SSE `id:` field: the etcd revision of the change, in decimal */
+          id: string;
+          data: components['schemas']['TaskDeletedEvent'];
+        }
+      | {
+          /**
+           * @description The SSE `event:` field
+           * @enum {string}
+           */
+          event: 'cooldown';
+          /** @description The SSE `id:` field: the etcd revision of the change, in decimal */
+          id: string;
+          data: components['schemas']['CooldownEvent'];
+        }
+      | {
+          /**
+           * @description The SSE `event:` field
+           * @enum {string}
+           */
+          event: 'overflow';
+          data: components['schemas']['OverflowEvent'];
+        };
+    /** @description The stream is open: every change from now on is sent */
+    HelloEvent: {
+      /** @description Id of the master serving the stream */
+      master_id: string;
+    };
+    /** @description A task was enqueued, claimed, finished or requeued: its new record */
+    TaskEvent: {
+      /**
+       * @description A task was written
+       * @enum {string}
+       */
+      type: 'task';
+      /** @description The etcd revision of the change (also the SSE `id`); it only grows */
+      revision: number;
+      task: components['schemas']['TaskRecord'];
+    };
+    /** @description A finished task was pruned from the history */
+    TaskDeletedEvent: {
+      /**
+       * @description A task was deleted
+       * @enum {string}
+       */
+      type: 'task_deleted';
+      /** @description The etcd revision of the change (also the SSE `id`); it only grows */
+      revision: number;
+      /** @description Id of the deleted task */
+      id: string;
+    };
+    /** @description A failure was counted, or a cooldown record was deleted */
+    CooldownEvent: {
+      /**
+       * @description A cooldown record changed
+       * @enum {string}
+       */
+      type: 'cooldown';
+      /** @description The etcd revision of the change (also the SSE `id`); it only grows */
+      revision: number;
+      /**
+       * @description The kind of the cooldown
+       * @enum {string}
+       */
+      kind: 'merge_wal' | 'compact' | 'index_id';
+      /** @description The store of the cooldown */
+      target: string;
+      /** @description The record after the change, with `until`; null when it was deleted (a success, an operator reset, or expiry) */
+      cooldown: components['schemas']['Cooldown'] | null;
+    };
+    /** @description The client fell 1000 events behind: the stream ends; reconnect and re-read the lists */
+    OverflowEvent: {
+      /** @description Why the stream ends */
+      error: string;
+    };
+    /** @description The process is alive */
+    Health: {
+      /**
+       * @description Always `ok`
+       * @enum {string}
+       */
+      status: 'ok';
+    };
+    /** @description Readiness and its two conditions */
+    Readiness: {
+      /** @description True when the store answers and the session is held */
+      ready: boolean;
+      /**
+       * @description Whether etcd answered a read within 2 seconds
+       * @enum {string}
+       */
+      store: 'ok' | 'unavailable';
+      /**
+       * @description Whether this master holds its session lease (needed to claim tasks)
+       * @enum {string}
+       */
+      session: 'held' | 'lost';
+    };
+    /** @description An OpenAPI 3.1 document */
+    OpenApiDocument: {
+      [key: string]: unknown;
     };
   };
   responses: never;
@@ -736,7 +566,597 @@ export interface components {
   pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+  listTasks: {
+    parameters: {
+      query?: {
+        /** @description Only tasks in this state */
+        state?: 'queued' | 'running' | 'done' | 'failed';
+        /** @description Only tasks of this kind */
+        kind?: 'merge_wal' | 'compact' | 'index_id';
+        /** @description Only tasks of this store */
+        target?: string;
+        /** @description Page size (items): 1–200, default 50 */
+        limit?: number;
+        /** @description `next_cursor` of the previous page: only tasks older than this id */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of tasks */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TaskPage'];
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  enqueueTask: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description The task to enqueue */
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['EnqueueRequest'];
+      };
+    };
+    responses: {
+      /** @description An active task of this kind and target already exists (dedupe hit) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TaskRecord'];
+        };
+      };
+      /** @description Queued a new task */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TaskRecord'];
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body over 16 KiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getTask: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The task id (a UUIDv7) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The task */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TaskRecord'];
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No such task */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listCooldowns: {
+    parameters: {
+      query?: {
+        /** @description Only cooldowns of this kind */
+        kind?: 'merge_wal' | 'compact' | 'index_id';
+        /** @description `true` or `1` adds the counters below the threshold; default false */
+        all?: '0' | '1' | 'true' | 'false';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Cooldown records */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Cooldown'][];
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  resetCooldowns: {
+    parameters: {
+      query?: {
+        /** @description Only cooldowns of this kind */
+        kind?: 'merge_wal' | 'compact' | 'index_id';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description How many were reset */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Deleted'];
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body over 16 KiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  resetCooldown: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The kind of the cooldown */
+        kind: 'merge_wal' | 'compact' | 'index_id';
+        /** @description The store of the cooldown */
+        target: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Reset */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Deleted'];
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No cooldown record for this kind and target */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body over 16 KiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listStores: {
+    parameters: {
+      query?: {
+        /** @description Only stores whose name contains this text, ignoring case */
+        search?: string;
+        /** @description Page size (items): 1–200, default 50 */
+        limit?: number;
+        /** @description `next_cursor` of the previous page: only stores named after it */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of stores */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StorePage'];
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listMasters: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Masters */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MasterList'];
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listWorkers: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Workers */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WorkerList'];
+        };
+      };
+    };
+  };
+  streamEvents: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The event stream (`text/event-stream`) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': components['schemas']['EventMessage'];
+        };
+      };
+      /** @description This master serves no event stream */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getHealth: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Alive */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Health'];
+        };
+      };
+    };
+  };
+  getReadiness: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Ready */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Readiness'];
+        };
+      };
+      /** @description Not ready: the body says which condition fails */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Readiness'];
+        };
+      };
+    };
+  };
+  getMetrics: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The metrics */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/plain': string;
+        };
+      };
+    };
+  };
+  getOpenApiDocument: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The OpenAPI document */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OpenApiDocument'];
+        };
+      };
+    };
+  };
+}
 
 /** Every task kind the master accepts, in its order. */
 export const TASK_KINDS = ['merge_wal', 'compact', 'index_id'] as const;

@@ -8,6 +8,7 @@ import {
   MasterInfoSchema,
   StoreStatsSchema,
   TargetSchema,
+  type TaskCooldown,
   TaskCooldownSchema,
   TaskKindSchema,
   TaskRecordSchema,
@@ -18,42 +19,130 @@ import {
 export const MAX_BODY_BYTES = 16 * 1024;
 
 /** The body of every error answer. */
-export const ErrorSchema = z.object({ error: z.string() }).openapi('Error');
-// Core's schemas were built before @hono/zod-openapi extended zod, so they carry no `.openapi()`;
-// they are used as they are (inlined in the document) rather than re-declared here.
-const Task = TaskRecordSchema;
-const Cooldown = TaskCooldownSchema;
-const StoreRow = z.object({ ...StoreStatsSchema.shape, cooldowns: z.array(TaskCooldownSchema) }).openapi('Store');
+export const ErrorSchema = z
+  .object({ error: z.string().describe('What went wrong; a validation error names the field') })
+  .openapi('Error', { description: 'The body of every error answer' });
+
+// Core's schemas are plain zod (core does not depend on the OpenAPI layer): their descriptions
+// are zod's own `.describe()`, and `.meta({ id })` names them as components of the document.
+const Task = TaskRecordSchema.meta({ id: 'TaskRecord' });
 const TaskId = z.uuid({ version: 'v7' });
-const Limit = z.coerce.number().int().min(1).max(200).default(50);
+
+const { kind, target, failures, until_ms: untilMs, ...cooldownRest } = TaskCooldownSchema.shape;
+/**
+ * A cooldown as the API serves it: the stored {@link TaskCooldown} plus `until`, the window's
+ * end as ISO 8601 text. `until` is derived when serving and never stored, so the stored record
+ * has one source of truth for the window's end.
+ */
+export const CooldownSchema = z
+  .object({
+    kind,
+    target,
+    failures,
+    until_ms: untilMs,
+    until: z.iso
+      .datetime()
+      .nullable()
+      .describe('`until_ms` as an ISO 8601 UTC timestamp (millisecond precision); null when `until_ms` is null'),
+    ...cooldownRest,
+  })
+  .meta({
+    id: 'Cooldown',
+    description:
+      'Consecutive-failure bookkeeping of one kind on one store, as stored, plus `until` (derived when served, not stored)',
+  });
+/** A cooldown record as the API serves it. */
+export type CooldownView = z.infer<typeof CooldownSchema>;
+
+/** The API's view of a stored cooldown: the record with `until` beside `until_ms`. */
+export function cooldownView(c: TaskCooldown): CooldownView {
+  return {
+    kind: c.kind,
+    target: c.target,
+    failures: c.failures,
+    until_ms: c.until_ms,
+    until: c.until_ms === null ? null : new Date(c.until_ms).toISOString(),
+    last_error: c.last_error,
+    last_error_class: c.last_error_class,
+    first_failure_ms: c.first_failure_ms,
+    last_failure_ms: c.last_failure_ms,
+    last_task_id: c.last_task_id,
+  };
+}
+
+const Cooldown = CooldownSchema;
+const StoreRow = z
+  .object({
+    ...StoreStatsSchema.shape,
+    cooldowns: z
+      .array(Cooldown)
+      .describe("This store's cooldown records of every kind, below the threshold included; empty when none"),
+  })
+  .openapi('Store', { description: "A store's stats row with its cooldown state" });
+const Master = MasterInfoSchema.meta({ id: 'MasterInfo' });
+const Limit = z.coerce.number().int().min(1).max(200).default(50).describe('Page size (items): 1–200, default 50');
 const Bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const Count = z.number().int().nonnegative();
+const NextCursor = z.string().nullable().describe('Pass as `cursor` to read the next page; null on the last page');
 const json = <S extends z.ZodType>(schema: S, description: string) => ({
   content: { 'application/json': { schema } },
   description,
 });
+const unavailable = json(ErrorSchema, 'The store (etcd) cannot be reached; retry later');
 const errors = {
   400: json(ErrorSchema, 'Invalid request; the message names the field'),
-  503: json(ErrorSchema, 'The store (etcd) is unavailable'),
+  503: unavailable,
 };
 const mutationErrors = {
   ...errors,
-  401: json(ErrorSchema, 'Missing or wrong bearer token'),
-  403: json(ErrorSchema, 'Mutation from a non-loopback client while no token is configured'),
+  401: json(ErrorSchema, 'Missing or wrong bearer token (MASTER_API_TOKEN is set)'),
+  403: json(ErrorSchema, 'Mutation from a non-loopback client while MASTER_API_TOKEN is unset'),
   413: json(ErrorSchema, 'Body over 16 KiB'),
 };
+
+/** The name of the bearer-token security scheme in the document. */
+export const BEARER_AUTH = 'bearerAuth';
+/** Mutations: the bearer token (see the scheme's description for the loopback exception). */
+const MUTATION_SECURITY = [{ [BEARER_AUTH]: [] }];
+/** Reads need no credentials. */
+const OPEN: { [name: string]: string[] }[] = [];
+
+/**
+ * What every list route does while etcd is unreachable (DESIGN §3.4, README). Lists are served
+ * from a per-master cache that an etcd watch invalidates, and a watch can stay quiet through an
+ * outage; so a list is only ever served after a store read made during the request, never from
+ * the cache alone.
+ */
+export const LIST_RULE =
+  'Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.';
 
 export const enqueueRoute = createRoute({
   method: 'post',
   path: '/api/v1/tasks',
-  summary: 'Enqueue a task (never cooldown-gated)',
+  operationId: 'enqueueTask',
+  tags: ['tasks'],
+  summary: 'Enqueue a task',
+  description:
+    'Queues a manual task of `kind` on `target`, never held back by a cooldown (its failure still counts and its success still clears one). A task without `depends_on` is deduplicated against the queued or running task of the same kind and target: that task is returned with 200 instead of a new one.',
+  security: MUTATION_SECURITY,
   request: {
     body: {
       required: true,
+      description: 'The task to enqueue',
       content: {
         'application/json': {
           schema: z
-            .object({ kind: TaskKindSchema, target: TargetSchema, depends_on: z.array(TaskId).max(16).optional() })
-            .strict(),
+            .object({
+              kind: TaskKindSchema.describe('What the task does to its store'),
+              target: TargetSchema.describe('The store to maintain'),
+              depends_on: z
+                .array(TaskId)
+                .max(16)
+                .optional()
+                .describe('Ids of tasks (at most 16) that must be done first; the task fails if one fails'),
+            })
+            .strict()
+            .openapi('EnqueueRequest', { description: 'A manual task' }),
         },
       },
     },
@@ -68,19 +157,29 @@ export const enqueueRoute = createRoute({
 export const listTasksRoute = createRoute({
   method: 'get',
   path: '/api/v1/tasks',
-  summary: 'Tasks, newest first',
+  operationId: 'listTasks',
+  tags: ['tasks'],
+  summary: 'List tasks, newest first',
+  description: `One page of tasks matching the filters, newest first; follow \`next_cursor\` for the next page. ${LIST_RULE}`,
+  security: OPEN,
   request: {
     query: z.object({
-      state: TaskStateSchema.optional(),
-      kind: TaskKindSchema.optional(),
-      target: TargetSchema.optional(),
+      state: TaskStateSchema.optional().describe('Only tasks in this state'),
+      kind: TaskKindSchema.optional().describe('Only tasks of this kind'),
+      target: TargetSchema.optional().describe('Only tasks of this store'),
       limit: Limit,
-      cursor: TaskId.optional(),
+      cursor: TaskId.optional().describe('`next_cursor` of the previous page: only tasks older than this id'),
     }),
   },
   responses: {
     200: json(
-      z.object({ tasks: z.array(Task), total: z.number().int(), next_cursor: z.string().nullable() }),
+      z
+        .object({
+          tasks: z.array(Task).describe('The page, newest first'),
+          total: Count.describe('How many tasks match the filters, over all pages (a count)'),
+          next_cursor: NextCursor,
+        })
+        .openapi('TaskPage', { description: 'One page of tasks' }),
       'A page of tasks',
     ),
     ...errors,
@@ -90,26 +189,53 @@ export const listTasksRoute = createRoute({
 export const getTaskRoute = createRoute({
   method: 'get',
   path: '/api/v1/tasks/{id}',
-  summary: 'One task',
-  request: { params: z.object({ id: TaskId }) },
+  operationId: 'getTask',
+  tags: ['tasks'],
+  summary: 'Read one task',
+  description: 'The task record with this id, read from the store.',
+  security: OPEN,
+  request: { params: z.object({ id: TaskId.describe('The task id (a UUIDv7)') }) },
   responses: { 200: json(Task, 'The task'), 404: json(ErrorSchema, 'No such task'), ...errors },
 });
 
 export const listCooldownsRoute = createRoute({
   method: 'get',
   path: '/api/v1/scheduler/cooldowns',
-  summary: 'Targets the sweeps skip (all=true adds below-threshold counters)',
-  request: { query: z.object({ kind: TaskKindSchema.optional(), all: Bool.optional() }) },
+  operationId: 'listCooldowns',
+  tags: ['cooldowns'],
+  summary: 'List cooldowns',
+  description: `The (kind, store) pairs the sweeps skip because their cooldown window is open; \`all=true\` adds the counters below the threshold (\`until_ms\` null). Each record carries \`until\`, the window's end as ISO 8601 text, derived when served (it is not stored). ${LIST_RULE}`,
+  security: OPEN,
+  request: {
+    query: z.object({
+      kind: TaskKindSchema.optional().describe('Only cooldowns of this kind'),
+      all: Bool.optional().describe('`true` or `1` adds the counters below the threshold; default false'),
+    }),
+  },
   responses: { 200: json(z.array(Cooldown), 'Cooldown records'), ...errors },
 });
+
+const Deleted = z
+  .object({ deleted: Count.describe('How many cooldown records were deleted (a count; 1 for a single reset)') })
+  .openapi('Deleted', { description: 'The outcome of an operator reset' });
 
 export const resetCooldownRoute = createRoute({
   method: 'delete',
   path: '/api/v1/scheduler/cooldowns/{kind}/{target}',
-  summary: 'Operator reset of one cooldown',
-  request: { params: z.object({ kind: TaskKindSchema, target: TargetSchema }) },
+  operationId: 'resetCooldown',
+  tags: ['cooldowns'],
+  summary: 'Reset one cooldown',
+  description:
+    'Operator reset: deletes the cooldown record of this kind on this store, so that the next sweep may enqueue it again and its next failure counts from one.',
+  security: MUTATION_SECURITY,
+  request: {
+    params: z.object({
+      kind: TaskKindSchema.describe('The kind of the cooldown'),
+      target: TargetSchema.describe('The store of the cooldown'),
+    }),
+  },
   responses: {
-    200: json(z.object({ deleted: z.number().int() }), 'Reset'),
+    200: json(Deleted, 'Reset'),
     404: json(ErrorSchema, 'No cooldown record for this kind and target'),
     ...mutationErrors,
   },
@@ -118,29 +244,47 @@ export const resetCooldownRoute = createRoute({
 export const resetCooldownsRoute = createRoute({
   method: 'delete',
   path: '/api/v1/scheduler/cooldowns',
-  summary: 'Operator reset of every cooldown (of one kind, or all)',
-  request: { query: z.object({ kind: TaskKindSchema.optional() }) },
-  responses: { 200: json(z.object({ deleted: z.number().int() }), 'How many were reset'), ...mutationErrors },
+  operationId: 'resetCooldowns',
+  tags: ['cooldowns'],
+  summary: 'Reset every cooldown (of one kind, or all)',
+  description: 'Operator bulk reset: deletes every cooldown record (of `kind`, when given) and returns how many.',
+  security: MUTATION_SECURITY,
+  request: { query: z.object({ kind: TaskKindSchema.optional().describe('Only cooldowns of this kind') }) },
+  responses: {
+    200: json(Deleted, 'How many were reset'),
+    ...mutationErrors,
+  },
 });
 
 export const storesRoute = createRoute({
   method: 'get',
   path: '/api/v1/stores',
-  summary: 'Stats rows with their cooldown state, by name',
+  operationId: 'listStores',
+  tags: ['fleet'],
+  summary: 'List stores with their cooldown state',
+  description: `One page of the stats rows the latest scans wrote, by name, each with its cooldown records (with \`until\`, as in the cooldown list). ${LIST_RULE}`,
+  security: OPEN,
   request: {
     query: z.object({
       search: z
         .string()
         .max(255)
         .regex(/^[A-Za-z0-9._-]*$/, 'may contain only A-Z a-z 0-9 . _ -')
-        .optional(),
+        .optional()
+        .describe('Only stores whose name contains this text, ignoring case'),
       limit: Limit,
-      cursor: TargetSchema.optional(),
+      cursor: TargetSchema.optional().describe('`next_cursor` of the previous page: only stores named after it'),
     }),
   },
   responses: {
     200: json(
-      z.object({ stores: z.array(StoreRow), total: z.number().int(), next_cursor: z.string().nullable() }),
+      z
+        .object({
+          stores: z.array(StoreRow).describe('The page, by name'),
+          total: Count.describe('How many stores match the search, over all pages (a count)'),
+          next_cursor: NextCursor,
+        })
+        .openapi('StorePage', { description: 'One page of stores' }),
       'A page of stores',
     ),
     ...errors,
@@ -150,28 +294,228 @@ export const storesRoute = createRoute({
 export const mastersRoute = createRoute({
   method: 'get',
   path: '/api/v1/masters',
-  summary: 'Live masters (session-bound registrations)',
-  responses: { 200: json(z.object({ masters: z.array(MasterInfoSchema) }), 'Masters'), ...errors },
+  operationId: 'listMasters',
+  tags: ['fleet'],
+  summary: 'List live masters',
+  description: `Every master whose session lease is alive, from its registration in the store. ${LIST_RULE}`,
+  security: OPEN,
+  responses: {
+    200: json(
+      z
+        .object({ masters: z.array(Master).describe('Live masters') })
+        .openapi('MasterList', { description: 'The live masters' }),
+      'Masters',
+    ),
+    ...errors,
+  },
 });
 
 export const workersRoute = createRoute({
   method: 'get',
   path: '/api/v1/workers',
-  summary: 'Worker endpoints with their last scan result',
+  operationId: 'listWorkers',
+  tags: ['fleet'],
+  summary: 'List worker endpoints',
+  description:
+    "The configured worker endpoints (`WORKER_ENDPOINTS`) with the result of this master's latest stats scan of each. Only the master that ran a scan has its result: a scan runs on one master per interval, fleet-wide. Needs no store read.",
+  security: OPEN,
   responses: {
     200: json(
-      z.object({
-        workers: z.array(
-          z.object({
-            endpoint: z.string(),
-            ok: z.boolean().nullable(),
-            error: z.string().nullable(),
-            last_scan_at: z.number().nullable(),
-            stores: z.number().int(),
-          }),
-        ),
-      }),
+      z
+        .object({
+          workers: z
+            .array(
+              z
+                .object({
+                  endpoint: z.string().describe('Base URL of the worker'),
+                  ok: z
+                    .boolean()
+                    .nullable()
+                    .describe("Whether the worker answered this master's latest scan; null before the first scan"),
+                  error: z
+                    .string()
+                    .nullable()
+                    .describe('Why the latest scan of this worker failed; null when it answered'),
+                  last_scan_at: z
+                    .number()
+                    .nullable()
+                    .describe(
+                      'When this master last scanned the worker, in milliseconds since the Unix epoch; null before the first scan',
+                    ),
+                  stores: Count.describe('Stores the worker reported in its latest successful scan (a count)'),
+                })
+                .openapi('Worker', { description: 'A worker endpoint with its latest scan result' }),
+            )
+            .describe('Every configured worker endpoint'),
+        })
+        .openapi('WorkerList', { description: 'The worker endpoints' }),
       'Workers',
+    ),
+  },
+});
+
+const Revision = z
+  .number()
+  .int()
+  .nonnegative()
+  .describe('The etcd revision of the change (also the SSE `id`); it only grows');
+const TaskEventSchema = z
+  .object({ type: z.literal('task').describe('A task was written'), revision: Revision, task: Task })
+  .openapi('TaskEvent', { description: 'A task was enqueued, claimed, finished or requeued: its new record' });
+const TaskDeletedEventSchema = z
+  .object({
+    type: z.literal('task_deleted').describe('A task was deleted'),
+    revision: Revision,
+    id: z.string().describe('Id of the deleted task'),
+  })
+  .openapi('TaskDeletedEvent', { description: 'A finished task was pruned from the history' });
+const CooldownEventSchema = z
+  .object({
+    type: z.literal('cooldown').describe('A cooldown record changed'),
+    revision: Revision,
+    kind: TaskKindSchema.describe('The kind of the cooldown'),
+    target: TargetSchema.describe('The store of the cooldown'),
+    // A union with null, not `.nullable()`: zod-to-openapi drops the null of a nullable $ref.
+    cooldown: z
+      .union([Cooldown, z.null()])
+      .describe(
+        'The record after the change, with `until`; null when it was deleted (a success, an operator reset, or expiry)',
+      ),
+  })
+  .openapi('CooldownEvent', { description: 'A failure was counted, or a cooldown record was deleted' });
+/** A change sent over `GET /api/v1/events` (the JSON `data` of a `task`, `task_deleted` or `cooldown` event). */
+export const MaintdEventSchema = z.discriminatedUnion('type', [
+  TaskEventSchema,
+  TaskDeletedEventSchema,
+  CooldownEventSchema,
+]);
+/** A change sent over `GET /api/v1/events`. */
+export type MaintdEvent = z.infer<typeof MaintdEventSchema>;
+
+/** The `data` of the `hello` event that opens every event stream. */
+export const HelloEventSchema = z
+  .object({ master_id: z.string().describe('Id of the master serving the stream') })
+  .openapi('HelloEvent', { description: 'The stream is open: every change from now on is sent' });
+/** The `data` of the `overflow` event that ends a stream whose client reads too slowly. */
+export const OverflowEventSchema = z
+  .object({ error: z.string().describe('Why the stream ends') })
+  .openapi('OverflowEvent', {
+    description: 'The client fell 1000 events behind: the stream ends; reconnect and re-read the lists',
+  });
+
+const sse = <E extends string, D extends z.ZodType>(event: E, data: D, description: string, id: boolean) =>
+  z
+    .object({
+      event: z.literal(event).describe('The SSE `event:` field'),
+      ...(id ? { id: z.string().describe('The SSE `id:` field: the etcd revision of the change, in decimal') } : {}),
+      data,
+    })
+    .describe(description);
+/** One message of `GET /api/v1/events` as its SSE fields (`data` parsed from its JSON). */
+export const EventMessageSchema = z
+  .discriminatedUnion('event', [
+    sse('hello', HelloEventSchema, 'First message of every stream', false),
+    sse('task', TaskEventSchema, 'A task changed', true),
+    sse('task_deleted', TaskDeletedEventSchema, 'A task was pruned', true),
+    sse('cooldown', CooldownEventSchema, 'A cooldown changed', true),
+    sse('overflow', OverflowEventSchema, 'Last message of a stream cut off for reading too slowly', false),
+  ])
+  .openapi('EventMessage', {
+    description:
+      'One server-sent event, as its fields: `event`, `id` (change events only) and `data`, sent JSON-encoded on one `data:` line. The stream is a sequence of these, plus `: keepalive` comment lines.',
+  });
+
+export const eventsRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/events',
+  operationId: 'streamEvents',
+  tags: ['events'],
+  summary: 'Stream task and cooldown changes',
+  description:
+    "Server-sent events from this master's etcd watch of tasks and cooldowns. The stream opens with a `hello` event, then sends one `task`, `task_deleted` or `cooldown` event per change (`id:` is the etcd revision) and a `: keepalive` comment after 15 seconds without one. A client more than 1000 events behind gets an `overflow` event and the stream ends: reconnect and re-read the lists. Events carry no history: read the lists after `hello` to start from a consistent view.",
+  security: OPEN,
+  responses: {
+    200: {
+      description: 'The event stream (`text/event-stream`)',
+      content: { 'text/event-stream': { schema: EventMessageSchema } },
+    },
+    503: json(ErrorSchema, 'This master serves no event stream'),
+  },
+});
+
+export const healthRoute = createRoute({
+  method: 'get',
+  path: '/healthz',
+  operationId: 'getHealth',
+  tags: ['operations'],
+  summary: 'Liveness',
+  description: 'Answers 200 while the process serves HTTP; it reads nothing. Use it as a liveness probe.',
+  security: OPEN,
+  responses: {
+    200: json(
+      z
+        .object({ status: z.literal('ok').describe('Always `ok`') })
+        .openapi('Health', { description: 'The process is alive' }),
+      'Alive',
+    ),
+  },
+});
+
+const ReadinessSchema = z
+  .object({
+    ready: z.boolean().describe('True when the store answers and the session is held'),
+    store: z.enum(['ok', 'unavailable']).describe('Whether etcd answered a read within 2 seconds'),
+    session: z.enum(['held', 'lost']).describe('Whether this master holds its session lease (needed to claim tasks)'),
+  })
+  .openapi('Readiness', { description: 'Readiness and its two conditions' });
+export const readyRoute = createRoute({
+  method: 'get',
+  path: '/readyz',
+  operationId: 'getReadiness',
+  tags: ['operations'],
+  summary: 'Readiness',
+  description:
+    'Ready when the store (etcd) answers a read within 2 seconds and this master holds its session lease. Use it for load balancers.',
+  security: OPEN,
+  responses: {
+    200: json(ReadinessSchema, 'Ready'),
+    503: json(ReadinessSchema, 'Not ready: the body says which condition fails'),
+  },
+});
+
+export const metricsRoute = createRoute({
+  method: 'get',
+  path: '/metrics',
+  operationId: 'getMetrics',
+  tags: ['operations'],
+  summary: 'Prometheus metrics',
+  description:
+    "This process's metrics in the Prometheus text exposition format (version 0.0.4): `master_*` task, worker, cooldown and sweep metrics, `http_*` request metrics and Node's process metrics. No per-store labels.",
+  security: OPEN,
+  responses: {
+    200: {
+      description: 'The metrics',
+      content: {
+        'text/plain': {
+          schema: z.string().describe('Prometheus text exposition format 0.0.4 (`text/plain; version=0.0.4`)'),
+        },
+      },
+    },
+  },
+});
+
+export const openApiRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/openapi.json',
+  operationId: 'getOpenApiDocument',
+  tags: ['operations'],
+  summary: 'This document',
+  description: 'The OpenAPI 3.1 document of every route the master serves.',
+  security: OPEN,
+  responses: {
+    200: json(
+      z.record(z.string(), z.unknown()).describe('An OpenAPI 3.1 document').openapi('OpenApiDocument'),
+      'The OpenAPI document',
     ),
   },
 });
@@ -187,13 +531,46 @@ export const ROUTES = [
   storesRoute,
   mastersRoute,
   workersRoute,
+  eventsRoute,
+  healthRoute,
+  readyRoute,
+  metricsRoute,
+  openApiRoute,
 ] as const;
 
+type DocumentConfig = Parameters<OpenAPIHono['getOpenAPI31Document']>[0];
+
 /** The document's header: what `/api/v1/openapi.json` says about itself. */
-export const OPENAPI_INFO = {
+export const OPENAPI_INFO: Readonly<DocumentConfig> = {
   openapi: '3.1.0',
-  info: { title: 'maintd master API', version: '1' },
-} as const;
+  info: {
+    title: 'maintd master API',
+    version: '1',
+    description:
+      'The HTTP API of a maintd master (DESIGN §3.4). Any master answers for the whole fleet: they share their state through etcd. Reads are open; mutations need the bearer token (`MASTER_API_TOKEN`) or, while none is set, a loopback client. Errors are `{"error": "…"}`. Every time is in milliseconds since the Unix epoch unless the field says otherwise.',
+  },
+  // Variables rather than a fixed URL: every master serves the same API wherever it runs.
+  servers: [
+    {
+      url: 'http://{host}:{port}',
+      description: 'A maintd master (any one: each answers for the whole fleet)',
+      variables: {
+        host: {
+          default: 'localhost',
+          description: 'Host of the master: MASTER_HOST, or any address it listens on',
+        },
+        port: { default: '8090', description: 'MASTER_PORT (default 8090)' },
+      },
+    },
+  ],
+  tags: [
+    { name: 'tasks', description: 'Enqueue and read maintenance tasks' },
+    { name: 'cooldowns', description: 'Failure cooldowns: what the sweeps skip, and operator resets' },
+    { name: 'fleet', description: 'Stores, masters and workers' },
+    { name: 'events', description: 'Live task and cooldown changes' },
+    { name: 'operations', description: 'Health, readiness, metrics and this document' },
+  ],
+};
 
 /**
  * The OpenAPI 3.1 document of the master's API, built from the route definitions alone: no
@@ -201,6 +578,12 @@ export const OPENAPI_INFO = {
  */
 export function openApiDocument(): ReturnType<OpenAPIHono['getOpenAPI31Document']> {
   const app = new OpenAPIHono();
+  app.openAPIRegistry.registerComponent('securitySchemes', BEARER_AUTH, {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'MASTER_API_TOKEN, sent as `Authorization: Bearer <token>`. Mutations need it when it is set. While MASTER_API_TOKEN is unset, loopback clients may mutate without a token and other clients may not mutate at all (403). Reads never need it.',
+  });
   for (const route of ROUTES) app.openAPIRegistry.registerPath(route);
-  return app.getOpenAPI31Document(OPENAPI_INFO);
+  return app.getOpenAPI31Document(structuredClone(OPENAPI_INFO));
 }
