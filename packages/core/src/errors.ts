@@ -22,6 +22,17 @@ export class StoreUnavailableError extends MaintdError {
 }
 
 /**
+ * The backing store (etcd) answered and refused us: wrong credentials, or a user without the
+ * permission the call needs. Retrying cannot help; the configuration must change.
+ */
+export class StoreAccessDeniedError extends MaintdError {
+  /** The error class, as shown in stack traces. */
+  override readonly name = 'StoreAccessDeniedError';
+  /** Stable machine-readable code of this error class. */
+  override readonly code = 'store_access_denied';
+}
+
+/**
  * A `finish` (or any claim-guarded write) found that the claim is no longer ours: the session
  * lease expired or was revoked and the task was recovered by someone else. Nothing was written.
  */

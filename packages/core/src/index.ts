@@ -7,6 +7,7 @@ export {
   CorruptRecordError,
   LeaseNotFoundError,
   MaintdError,
+  StoreAccessDeniedError,
   StoreUnavailableError,
   ValidationError,
   WatchCompactedError,

@@ -28,7 +28,14 @@ import {
   isRecoverableError,
 } from 'etcd3';
 import { wallClockDeadline, withWallClockBound } from '../clock.js';
-import { LeaseNotFoundError, MaintdError, StoreUnavailableError, WatchCompactedError } from '../errors.js';
+import {
+  LeaseNotFoundError,
+  MaintdError,
+  StoreAccessDeniedError,
+  StoreUnavailableError,
+  WatchCompactedError,
+} from '../errors.js';
+import { cleanGrpcMessage } from './grpc-message.js';
 import type {
   Compare,
   GrantOptions,
@@ -66,6 +73,8 @@ export interface EtcdKvOptions {
  */
 export class EtcdKv implements Kv {
   readonly #callTimeoutMs: number;
+  /** What the last call that reached no etcd found, for the calls an open circuit then refuses. */
+  #lastUnavailable: string | undefined;
   readonly #client: Etcd3;
   readonly #leases = new Set<{ release(): void }>();
   readonly #watchers = new Set<Watcher>();
@@ -266,7 +275,7 @@ export class EtcdKv implements Kv {
       options.onError?.(
         compact
           ? new WatchCompactedError(`watch on '${prefix}' failed: ${err.message}`, { cause: err })
-          : new StoreUnavailableError(`watch on '${prefix}' failed: ${err.message}`, { cause: err }),
+          : new StoreUnavailableError(`watch on '${prefix}' failed: ${cleanGrpcMessage(err.message)}`, { cause: err }),
       );
     });
     return {
@@ -309,7 +318,16 @@ export class EtcdKv implements Kv {
         () => new StoreUnavailableError(`etcd unavailable: no answer within ${this.#callTimeoutMs} ms`),
       );
     } catch (err) {
-      throw mapError(err);
+      // An open circuit refuses calls without trying them, and its error says only that: name
+      // what the attempts that opened it found instead.
+      if (isBrokenCircuitError(err)) {
+        const why = this.#lastUnavailable ?? 'repeated failures';
+        throw new StoreUnavailableError(`etcd unavailable: ${why} (circuit open)`, { cause: err });
+      }
+      const mapped = mapError(err);
+      if (mapped instanceof StoreUnavailableError)
+        this.#lastUnavailable = mapped.message.replace(/^etcd unavailable: /, '');
+      throw mapped;
     }
   }
 }
@@ -325,7 +343,7 @@ function mapError(err: unknown): Error {
     return new LeaseNotFoundError(e.message, { cause: err });
   }
   if (err instanceof EtcdAuthenticationFailedError || err instanceof EtcdPermissionDeniedError) {
-    return new MaintdError(`etcd refused the credentials: ${e.message}`, { cause: err });
+    return new StoreAccessDeniedError(`etcd refused the credentials: ${cleanGrpcMessage(e.message)}`, { cause: err });
   }
   if (
     isBrokenCircuitError(err) ||
@@ -335,9 +353,9 @@ function mapError(err: unknown): Error {
     err instanceof ClientClosedError ||
     isRecoverableError(e)
   ) {
-    return new StoreUnavailableError(`etcd unavailable: ${e.message}`, { cause: err });
+    return new StoreUnavailableError(`etcd unavailable: ${cleanGrpcMessage(e.message)}`, { cause: err });
   }
-  return new MaintdError(`etcd error: ${e.message}`, { cause: err });
+  return new MaintdError(`etcd error: ${cleanGrpcMessage(e.message)}`, { cause: err });
 }
 
 /** The smallest key greater than every key that starts with `prefix`. */
