@@ -1,3 +1,5 @@
+import type { LogFormat } from '@maintd/settings';
+
 /** Log levels pino understands. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 /** A pino log level. */
@@ -27,4 +29,6 @@ export interface ExporterConfig {
   readonly checkIntervalSecs: number;
   /** LOG_LEVEL, default info. */
   readonly logLevel: LogLevel;
+  /** LOG_FORMAT, default auto: pretty when stdout is a terminal (resolved by `main.ts`), else json. */
+  readonly logFormat: LogFormat;
 }

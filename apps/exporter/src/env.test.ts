@@ -36,6 +36,7 @@ describe('exporter configuration', () => {
       },
       checkIntervalSecs: 5,
       logLevel: 'info',
+      logFormat: 'auto',
     });
   });
 
@@ -62,6 +63,9 @@ describe('exporter configuration', () => {
       'invalid EXPORTER_PORT (--exporter-port): expected a whole number from 1 to 65535, got "70000"',
     );
     expect(error([], { ...ETCD, LOG_LEVEL: 'loud' })).toMatch(/^invalid LOG_LEVEL \(--log-level\): expected one of/);
+    expect(error([], { ...ETCD, LOG_FORMAT: 'text' })).toMatch(
+      /^invalid LOG_FORMAT \(--log-format\): expected one of auto, json, pretty, got "text"/,
+    );
     expect(error([], { ETCD_ENDPOINTS: 'etcd:2379' })).toMatch(/ETCD_ENDPOINTS.*http\(s\)/);
     expect(error(['--nope=1'])).toBe('unknown flag --nope (see --help)');
   });

@@ -10,6 +10,7 @@
 import { DEFAULT_PREFIX } from '@maintd/core';
 import {
   type SettingDescriptor as Descriptor,
+  logFormat,
   oneOf,
   optional,
   setting,
@@ -71,6 +72,10 @@ const shape = {
   }),
   LOG_LEVEL: setting(logLevel, 'info', {
     description: `Log level: ${LOG_LEVELS.join(', ')}.`,
+  }),
+  LOG_FORMAT: setting(logFormat, 'auto', {
+    description:
+      'Log format: json (one JSON object a line), pretty (readable lines), or auto: pretty when stdout is a terminal, else json.',
   }),
 };
 
@@ -151,6 +156,11 @@ export function readProcessEnv(): Readonly<Record<string, string | undefined>> {
   return process.env;
 }
 
+/** Whether stdout is a terminal: `LOG_FORMAT=auto` is pretty there and JSON anywhere else. */
+export function stdoutIsTty(): boolean {
+  return process.stdout.isTTY === true;
+}
+
 /**
  * Parses argv and env into an {@link ExporterConfig}. Precedence: flag > env var > default; an
  * empty value (env or `--flag=`) counts as unset. `--help`/`-h` wins over everything else.
@@ -177,5 +187,6 @@ function toConfig(s: Settings): ExporterConfig {
     },
     checkIntervalSecs: s.EXPORTER_CHECK_INTERVAL_SECS,
     logLevel: s.LOG_LEVEL,
+    logFormat: s.LOG_FORMAT,
   };
 }

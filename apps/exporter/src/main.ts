@@ -1,9 +1,10 @@
 import { type ServerType, serve } from '@hono/node-server';
 import { EtcdKv, type EtcdKvOptions, cryptoRandom, diagnoseEtcdTls, etcdKvOptions, systemClock } from '@maintd/core';
-import { pino } from 'pino';
+import { resolveLogFormat } from '@maintd/settings';
+import { createLogger } from '@maintd/settings/logging';
 import { createApp } from './app.js';
 import type { ExporterConfig } from './config.js';
-import { loadConfig, readProcessEnv } from './env.js';
+import { loadConfig, readProcessEnv, stdoutIsTty } from './env.js';
 import { createExporterMetrics } from './metrics.js';
 import { VERSION } from './version.js';
 import { ClusterWatcher } from './watcher.js';
@@ -11,7 +12,9 @@ import { ClusterWatcher } from './watcher.js';
 /**
  * The `maintd-exporter` entry point: parses the config, connects to etcd, keeps the cluster
  * aggregates in sync and serves them until SIGINT/SIGTERM. An unreachable etcd is not fatal:
- * the exporter serves `maintd_exporter_up 0` and keeps retrying.
+ * the exporter serves `maintd_exporter_up 0` and keeps retrying. A configuration that can never
+ * work (an unreadable TLS file; before the first sync, refused credentials or a TLS mismatch)
+ * exits with code 2, as the master does; a runtime failure (the port is taken) with 1.
  */
 export async function main(argv: readonly string[]): Promise<void> {
   const loaded = loadConfig({
@@ -29,18 +32,21 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   const config = loaded.config;
-  const logger = pino({
+  const logger = createLogger({
     level: config.logLevel,
+    format: resolveLogFormat(config.logFormat, stdoutIsTty()),
     base: { app: 'maintd-exporter' },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    // The retry line says its endpoints, attempt and wait in words.
+    pretty: { ignore: ['endpoints', 'attempt', 'retry_in_ms'] },
   });
 
   let kvOptions: EtcdKvOptions;
   try {
     kvOptions = await etcdOptions(config);
   } catch (err) {
+    // An unreadable or malformed TLS file: no retry can fix it.
     logger.fatal({ err }, `cannot configure the etcd client: ${(err as Error).message}`);
-    process.exitCode = 1;
+    process.exitCode = 2;
     return;
   }
   const kv = new EtcdKv(kvOptions);
@@ -54,6 +60,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     checkIntervalMs: config.checkIntervalSecs * 1000,
     // gRPC reports a TLS failure as a bare UNAVAILABLE: the handshake says what is wrong.
     ...(kvOptions.tls ? { explain: () => diagnoseEtcdTls(kvOptions) } : {}),
+    endpoints: config.etcd.endpoints,
+    onMisconfigured: (reason, err) => {
+      logger.fatal({ err, endpoints: config.etcd.endpoints }, `cannot read the fleet state from etcd: ${reason}`);
+      void shutdown('misconfigured').finally(() => process.exit(2));
+    },
     // Called only once a sync completes, after `metrics` exists.
     onSync: (info) => metrics.recordSync(info),
   });

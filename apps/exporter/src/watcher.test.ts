@@ -7,6 +7,7 @@ import {
   type Kv,
   type MasterInfo,
   MemoryKv,
+  StoreAccessDeniedError,
   type StoreStats,
   StoreUnavailableError,
   type TaskKind,
@@ -15,6 +16,7 @@ import {
   systemClock,
 } from '@maintd/core';
 import { startEtcd } from '@maintd/core/testing';
+import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { caughtUp, eventually, expectedSummary, gatedWatchKv } from '../test/helpers.js';
 import { createExporterMetrics } from './metrics.js';
@@ -305,5 +307,114 @@ describe('ClusterWatcher reconnect backoff', () => {
     state.down = false;
     await clock.advance(5000);
     expect(syncs.map((s) => s.reason)).toEqual(['start', 'reconnect']);
+  });
+});
+
+describe('ClusterWatcher on an etcd it cannot use', () => {
+  /** A logger that keeps its lines as objects. */
+  const recording = (): { logger: pino.Logger; lines: Record<string, unknown>[] } => {
+    const lines: Record<string, unknown>[] = [];
+    return {
+      lines,
+      logger: pino(
+        { level: 'debug' },
+        { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) },
+      ),
+    };
+  };
+
+  it('warns once per attempt, naming the endpoints, the cause and the next wait', async () => {
+    const clock = new FakeClock();
+    const memory = new MemoryKv({ clock });
+    cleanup.push(() => memory.close());
+    const { kv, state } = unreachableWhileDown(memory, clock);
+    state.down = true;
+    const { logger, lines } = recording();
+    const w = new ClusterWatcher({
+      kv,
+      clock,
+      logger,
+      random: seededRandom(3),
+      endpoints: ['http://e1:2379', 'http://e2:2379'],
+    });
+    cleanup.push(() => w.close());
+    w.start();
+    await clock.advance(10_000);
+    const warnings = lines.filter((l) => l.level === 40);
+    expect(warnings.length).toBe(state.ranges.length);
+    warnings.forEach((l, i) => {
+      expect(l).toMatchObject({ attempt: i + 1, endpoints: ['http://e1:2379', 'http://e2:2379'], phase: 'range' });
+      expect(l.msg).toBe(
+        `etcd not reachable at http://e1:2379, http://e2:2379: etcd: connection refused; retrying in ${((l.retry_in_ms as number) / 1000).toFixed(1)} s`,
+      );
+    });
+    state.down = false;
+    await clock.advance(5000);
+    expect(w.up).toBe(true);
+  });
+
+  /** `kv` whose reads fail as `state.fail` says: refused credentials, or no answer. */
+  const failing = (kv: Kv) => {
+    const state = { fail: undefined as 'denied' | 'unavailable' | undefined, ranges: 0 };
+    const error = (): Error =>
+      state.fail === 'denied'
+        ? new StoreAccessDeniedError('etcd refused the credentials: authentication failed')
+        : new StoreUnavailableError('etcd: connection refused');
+    const wrapped: Kv = {
+      get: (key) => kv.get(key),
+      range: (prefix, o) => {
+        state.ranges++;
+        return state.fail ? Promise.reject(error()) : kv.range(prefix, o);
+      },
+      txn: (c, ok, failed) => kv.txn(c, ok, failed),
+      put: (key, value, o) => kv.put(key, value, o),
+      delete: (key) => kv.delete(key),
+      deletePrefix: (prefix) => kv.deletePrefix(prefix),
+      grant: (ttl, o) => kv.grant(ttl, o),
+      watch: (prefix, listener, o) => kv.watch(prefix, listener, o),
+      revision: (probeKey) => (state.fail ? Promise.reject(error()) : kv.revision(probeKey)),
+      close: () => kv.close(),
+    };
+    return { kv: wrapped, state };
+  };
+
+  it('gives up on refused credentials or a TLS mismatch before its first sync, and retries them after one', async () => {
+    const clock = new FakeClock();
+    const memory = new MemoryKv({ clock });
+    cleanup.push(() => memory.close());
+    const given: string[] = [];
+    const onMisconfigured = (reason: string): void => void given.push(reason);
+
+    const denied = failing(memory);
+    denied.state.fail = 'denied';
+    const a = new ClusterWatcher({ kv: denied.kv, clock, onMisconfigured });
+    cleanup.push(() => a.close());
+    a.start();
+    await clock.advance(10_000);
+    expect(given).toEqual(['etcd refused the credentials: authentication failed']);
+    expect(denied.state.ranges).toBe(1);
+
+    const mismatch = failing(memory);
+    mismatch.state.fail = 'unavailable';
+    const reason = 'the certificate of etcd at https://e1:2379 is not trusted by ETCD_CA_CERT';
+    const b = new ClusterWatcher({ kv: mismatch.kv, clock, explain: () => Promise.resolve(reason), onMisconfigured });
+    cleanup.push(() => b.close());
+    b.start();
+    await clock.advance(10_000);
+    expect(given).toEqual(['etcd refused the credentials: authentication failed', reason]);
+    expect(mismatch.state.ranges).toBe(1);
+
+    // In sync first: the same refusal is then a credential rotation in progress, retried.
+    const later = failing(memory);
+    const c = new ClusterWatcher({ kv: later.kv, clock, checkIntervalMs: 1000, onMisconfigured });
+    cleanup.push(() => c.close());
+    c.start();
+    await clock.advance(100);
+    expect(c.up).toBe(true);
+    later.state.fail = 'denied';
+    await clock.advance(10_000);
+    expect(c.up).toBe(false);
+    expect(later.state.ranges).toBeGreaterThan(2);
+    expect(given).toHaveLength(2);
   });
 });

@@ -4,6 +4,7 @@ import {
   ClosedError,
   type Kv,
   type Random,
+  StoreAccessDeniedError,
   StoreUnavailableError,
   type Watch,
   WatchCompactedError,
@@ -74,6 +75,14 @@ export interface ClusterWatcherOptions {
    * diagnosis: gRPC reports every TLS failure as a bare UNAVAILABLE).
    */
   readonly explain?: (err: unknown) => Promise<string | undefined>;
+  /** etcd endpoints, named by the retry warnings. */
+  readonly endpoints?: readonly string[];
+  /**
+   * Called, once, when etcd refuses the credentials or the TLS handshake fails (see `explain`)
+   * before the first sync: a configuration that can never work. The watcher then stops retrying;
+   * the binary exits with code 2. Without it, those failures are retried like any other.
+   */
+  readonly onMisconfigured?: (reason: string, err: unknown) => void;
   /** Longest wait for etcd to accept the watch, in ms (default 5000). */
   readonly watchTimeoutMs?: number;
   /** Called after each completed full sync (metrics). */
@@ -90,7 +99,7 @@ export interface WatcherStatus {
   readonly lastEventMs: number | undefined;
 }
 
-type Outcome = 'compacted' | 'watch_error' | 'unreachable' | 'stopped';
+type Outcome = 'compacted' | 'watch_error' | 'unreachable' | 'misconfigured' | 'stopped';
 
 /** The first wait before re-reading an unreachable etcd; it doubles up to {@link MAX_BACKOFF_MS}. */
 const MIN_BACKOFF_MS = 250;
@@ -119,6 +128,8 @@ export class ClusterWatcher {
   readonly #prefix: string | undefined;
   #probeKey: string | undefined;
   readonly #explain: ((err: unknown) => Promise<string | undefined>) | undefined;
+  readonly #endpoints: readonly string[];
+  readonly #onMisconfigured: ((reason: string, err: unknown) => void) | undefined;
   readonly #clock: Clock;
   readonly #random: Random;
   readonly #logger: Logger;
@@ -134,12 +145,17 @@ export class ClusterWatcher {
   #generation = 0;
   /** The step of the latest retry of an unreachable etcd; undefined once in sync. */
   #backoff: IBackoff<unknown> | undefined;
+  /** Failed attempts since the last sync, and what the latest one found. */
+  #failures = 0;
+  #lastFailure: { readonly cause: string; readonly phase: 'range' | 'watch' } | undefined;
   #loop: Promise<void> | undefined;
 
   constructor(options: ClusterWatcherOptions) {
     this.#kv = options.kv;
     this.#prefix = options.prefix;
     this.#explain = options.explain;
+    this.#endpoints = options.endpoints ?? [];
+    this.#onMisconfigured = options.onMisconfigured;
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? cryptoRandom;
     this.#logger = options.logger ?? pino({ level: 'silent' });
@@ -185,12 +201,20 @@ export class ClusterWatcher {
     let reason: SyncReason = 'start';
     while (!this.#stop.signal.aborted) {
       const outcome = await this.#syncAndFollow(reason);
-      if (outcome === 'stopped') return;
+      if (outcome === 'stopped' || outcome === 'misconfigured') return;
       let waitMs = RESYNC_DELAY_MS;
       if (outcome === 'unreachable') {
         this.#up = false;
         this.#backoff = this.#backoff ? this.#backoff.next(undefined) : schedule.next();
         waitMs = this.#backoff.duration;
+        const failure = this.#lastFailure;
+        if (failure) {
+          // One line per attempt, in the master's words (apps/master/src/startup.ts).
+          this.#logger.warn(
+            { endpoints: this.#endpoints, attempt: this.#failures, retry_in_ms: waitMs, phase: failure.phase },
+            retryMessage(this.#endpoints, failure.cause, waitMs),
+          );
+        }
         // A first sync that failed is still the start; anything later is a reconnect.
         if (this.#current) reason = 'reconnect';
       } else {
@@ -228,14 +252,27 @@ export class ClusterWatcher {
         this.#logger.warn({ err }, `cannot open the etcd watch: ${errorText(err)}; re-syncing`);
         return 'watch_error';
       }
-      const why = (await this.#explain?.(err).catch(() => undefined)) ?? errorText(err);
-      this.#logger.warn({ err, phase }, `cannot read the prefix (${phase}): ${why}; retrying`);
+      const explained = await this.#explain?.(err).catch(() => undefined);
+      // Before the first sync, refused credentials or a TLS mismatch are the configuration, and
+      // waiting will not fix them; later, they are as likely a rotation in progress: retry.
+      if (
+        this.#onMisconfigured &&
+        !this.#current &&
+        (explained !== undefined || err instanceof StoreAccessDeniedError)
+      ) {
+        this.#onMisconfigured(explained ?? errorText(err), err);
+        return 'misconfigured';
+      }
+      this.#failures++;
+      this.#lastFailure = { cause: explained ?? errorText(err).replace(/^etcd unavailable: /, ''), phase };
       return 'unreachable';
     }
     this.#current = agg;
     this.#up = true;
     this.#lastEventMs = this.#clock.now();
     this.#backoff = undefined;
+    this.#failures = 0;
+    this.#lastFailure = undefined;
     // Real elapsed time, whatever the clock: the metric reports what a sync costs etcd and us.
     const durationMs = performance.now() - started;
     try {
@@ -354,6 +391,12 @@ async function closeWithin(watch: Watch, ms: number, clock: Clock): Promise<void
   const timer = new AbortController();
   await Promise.race([watch.close().catch(() => undefined), clock.sleep(ms, timer.signal).catch(() => undefined)]);
   timer.abort();
+}
+
+/** `etcd not reachable at <endpoints>: <cause>; retrying in 1.2 s`, as the master says it. */
+export function retryMessage(endpoints: readonly string[], cause: string, waitMs: number): string {
+  const where = endpoints.length > 0 ? ` at ${endpoints.join(', ')}` : '';
+  return `etcd not reachable${where}: ${cause}; retrying in ${(waitMs / 1000).toFixed(1)} s`;
 }
 
 function errorText(err: unknown): string {

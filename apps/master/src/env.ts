@@ -17,3 +17,8 @@ export function loadProcessConfig(argv: readonly string[]): LoadResult {
     random: () => randomBytes(3).toString('hex'),
   });
 }
+
+/** Whether stdout is a terminal: `LOG_FORMAT=auto` is pretty there and JSON anywhere else. */
+export function stdoutIsTty(): boolean {
+  return process.stdout.isTTY === true;
+}

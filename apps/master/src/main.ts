@@ -1,17 +1,37 @@
 import { hostname } from 'node:os';
-import { type ServerType, serve } from '@hono/node-server';
-import { diagnoseEtcdTls, EtcdKv, etcdKvOptions, type Kv, MemoryKv, systemClock, TaskStore } from '@maintd/core';
-import { pino } from 'pino';
-import { type Config, Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
+import { type Http2Bindings, type HttpBindings, type ServerType, serve } from '@hono/node-server';
+import {
+  type Kv,
+  MemoryKv,
+  EtcdKv,
+  TaskStore,
+  cryptoRandom,
+  diagnoseEtcdTls,
+  etcdKvOptions,
+  systemClock,
+} from '@maintd/core';
+import { type Config, PRETTY_LOG_FORMAT, Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
+import { resolveLogFormat } from '@maintd/settings';
+import { createLogger } from '@maintd/settings/logging';
 import { createApp } from './app.js';
-import { loadProcessConfig } from './env.js';
+import { loadProcessConfig, stdoutIsTty } from './env.js';
 import { EventHub } from './events.js';
+import { createStartingApp } from './starting.js';
+import { RETRY_FIELDS, openWithRetry } from './startup.js';
 import { VERSION } from './version.js';
+
+/** What the HTTP server hands to whichever app serves now. */
+type Fetch = (request: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>;
 
 /**
  * The `maintd` entry point: parses the config, wires the real dependencies (etcd or the
  * embedded store, the system clock, pino, prom-client), serves the API and runs the scheduler
  * until SIGINT/SIGTERM. Everything else is `createApp` and `Scheduler`, tested without it.
+ *
+ * The HTTP server listens before the store opens: while etcd is unreachable at startup the
+ * master is alive (`/healthz`) and not ready (`/readyz` 503), retrying with backoff, and it
+ * switches to the real API once the store opens (DESIGN §3.1). Exit codes: 0 after a signal,
+ * 1 on a runtime failure (e.g. the port is taken), 2 on a configuration that can never work.
  */
 export async function main(argv: readonly string[]): Promise<void> {
   const loaded = loadProcessConfig(argv);
@@ -25,21 +45,29 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   const config = loaded.config;
-  const logger = pino({
+  const logger = createLogger({
     level: config.logLevel,
+    format: resolveLogFormat(config.logFormat, stdoutIsTty()),
     base: { master_id: config.masterId },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    pretty: {
+      // The startup retry line says its endpoints, attempt and wait in words.
+      ignore: [...(PRETTY_LOG_FORMAT.ignore ?? []), ...RETRY_FIELDS],
+      message: (log, colors) =>
+        typeof log.retry_in_ms === 'number' ? String(log.msg) : PRETTY_LOG_FORMAT.message?.(log, colors),
+    },
   });
 
   let kv: Kv;
   try {
     kv = await openKv(config);
   } catch (err) {
+    // An unreadable or malformed TLS file: no retry can fix it.
     logger.fatal({ err }, `cannot configure the etcd client: ${(err as Error).message}`);
-    process.exitCode = 1;
+    process.exitCode = 2;
     return;
   }
-  if (config.etcd.endpoints.length === 0) {
+  const embedded = config.etcd.endpoints.length === 0;
+  if (embedded) {
     logger.warn(
       'ETCD_ENDPOINTS is empty: using the embedded in-memory store (single master, not durable; state is lost on exit)',
     );
@@ -47,40 +75,121 @@ export async function main(argv: readonly string[]): Promise<void> {
 
   const clock = systemClock;
   const metrics = createMetrics();
-  let store: TaskStore;
-  try {
-    store = await TaskStore.open(
-      storeOptions(config, {
-        kv,
-        clock,
-        info: {
-          host: hostname(),
-          pid: process.pid,
+  let serving: { fetch: Fetch } = createStartingApp({
+    metrics: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
+  });
+  const server: ServerType = serve(
+    { fetch: (request, env) => serving.fetch(request, env), hostname: config.host, port: config.port },
+    (info) => {
+      logger.info(
+        {
+          host: config.host,
+          port: info.port,
+          etcd: embedded ? 'embedded' : config.etcd.endpoints,
+          workers: config.workers.endpoints,
           version: VERSION,
-          started_at: clock.now(),
-          pools: { general: config.pools.taskConcurrency, merge: config.pools.mergeWalConcurrency },
         },
-        onSessionEvent: (e) => {
-          if (e.type === 'lost')
-            logger.warn({ lease: e.leaseId }, 'session lost: not claiming; in-flight claims will be discarded');
-          else if (e.type === 'renewed') logger.info({ lease: e.leaseId }, 'session renewed');
-          else logger.warn({ err: e.error }, 'session renewal failed; retrying');
+        `maintd listening on http://${config.host}:${info.port}`,
+      );
+    },
+  );
+
+  /** Set once the store is open and the scheduler runs. */
+  let running: { readonly store: TaskStore; readonly scheduler: Scheduler; readonly events: EventHub } | undefined =
+    undefined;
+  const stop = new AbortController();
+  const closeServer = (): Promise<void> => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // 'listening' may never have happened (listen error): close() then calls back at once.
+    if ('closeIdleConnections' in server) server.closeIdleConnections();
+    return closed;
+  };
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    stop.abort();
+    const closed = closeServer();
+    const r = running;
+    if (r) {
+      logger.info(
+        { signal, running: r.scheduler.runningCount() },
+        'shutting down: no new claims; letting running tasks finish',
+      );
+      const { finished, abandoned } = await r.scheduler.stop(config.shutdownGraceSecs * 1000);
+      if (!finished) logger.warn({ abandoned }, 'grace period over; releasing the rest to peers');
+      await r.events.close();
+    } else {
+      logger.info({ signal }, 'shutting down before the task store opened');
+    }
+    if ('closeAllConnections' in server) server.closeAllConnections();
+    await closed;
+    if (r) await r.store.close(); // revokes the session: peers recover anything left at once
+    await kv.close();
+    logger.info('stopped');
+  };
+  server.once('error', (err: Error) => {
+    logger.fatal({ err }, `cannot listen on ${config.host}:${config.port}: ${err.message}`);
+    void shutdown('listen-error').finally(() => process.exit(1));
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      void shutdown(signal).then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
         },
-      }),
-    );
-  } catch (err) {
-    // gRPC reports a TLS failure as a bare UNAVAILABLE: say what the handshake found instead.
-    const tlsReason = config.etcd.caCert
-      ? await etcdKvOptions(config.etcd)
-          .then((o) => diagnoseEtcdTls(o))
-          .catch(() => undefined)
-      : undefined;
+      );
+    });
+  }
+
+  const opened = await openWithRetry({
+    open: () =>
+      TaskStore.open(
+        storeOptions(config, {
+          kv,
+          clock,
+          info: {
+            host: hostname(),
+            pid: process.pid,
+            version: VERSION,
+            started_at: clock.now(),
+            pools: { general: config.pools.taskConcurrency, merge: config.pools.mergeWalConcurrency },
+          },
+          onSessionEvent: (e) => {
+            if (e.type === 'lost')
+              logger.warn({ lease: e.leaseId }, 'session lost: not claiming; in-flight claims will be discarded');
+            else if (e.type === 'renewed') logger.info({ lease: e.leaseId }, 'session renewed');
+            else logger.warn({ err: e.error }, 'session renewal failed; retrying');
+          },
+        }),
+      ),
+    endpoints: config.etcd.endpoints,
+    clock,
+    random: cryptoRandom,
+    logger,
+    signal: stop.signal,
+    // gRPC reports a TLS failure as a bare UNAVAILABLE: the handshake says what is wrong.
+    ...(config.etcd.caCert ? { explain: () => etcdKvOptions(config.etcd).then((o) => diagnoseEtcdTls(o)) } : {}),
+  });
+  if (opened.kind === 'stopped') return; // the signal handler exits
+  if (opened.kind !== 'open') {
+    if (stopping) return;
+    stopping = true;
     logger.fatal(
-      { err, endpoints: config.etcd.endpoints },
-      `cannot open the task store: ${tlsReason ?? (err as Error).message}`,
+      { err: opened.error, endpoints: config.etcd.endpoints },
+      `cannot open the task store: ${opened.message}`,
     );
+    if ('closeAllConnections' in server) server.closeAllConnections();
+    await closeServer();
     await kv.close().catch(() => undefined);
-    process.exitCode = 1;
+    process.exit(opened.kind === 'misconfigured' ? 2 : 1);
+  }
+  const store = opened.value;
+  if (stopping) {
+    // A signal arrived while the store was opening: give the session back, the handler exits.
+    await store.close().catch(() => undefined);
     return;
   }
 
@@ -98,55 +207,10 @@ export async function main(argv: readonly string[]): Promise<void> {
   });
   events.start();
   scheduler.start();
-
-  const server: ServerType = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, (info) => {
-    logger.info(
-      {
-        host: config.host,
-        port: info.port,
-        etcd: config.etcd.endpoints.length > 0 ? config.etcd.endpoints : 'embedded',
-        workers: config.workers.endpoints,
-        version: VERSION,
-      },
-      `maintd listening on http://${config.host}:${info.port}`,
-    );
-  });
-  server.once('error', (err: Error) => {
-    logger.fatal({ err }, `cannot listen on ${config.host}:${config.port}: ${err.message}`);
-    void shutdown('listen-error').finally(() => process.exit(1));
-  });
-
-  let stopping = false;
-  const shutdown = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info(
-      { signal, running: scheduler.runningCount() },
-      'shutting down: no new claims; letting running tasks finish',
-    );
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    // 'listening' may never have happened (listen error): close() then calls back at once.
-    if ('closeIdleConnections' in server) server.closeIdleConnections();
-    const { finished, abandoned } = await scheduler.stop(config.shutdownGraceSecs * 1000);
-    if (!finished) logger.warn({ abandoned }, 'grace period over; releasing the rest to peers');
-    await events.close();
-    if ('closeAllConnections' in server) server.closeAllConnections();
-    await closed;
-    await store.close(); // revokes the session: peers recover anything left at once
-    await kv.close();
-    logger.info('stopped');
-  };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      void shutdown(signal).then(
-        () => process.exit(0),
-        (err: unknown) => {
-          logger.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    });
-  }
+  running = { store, scheduler, events };
+  serving = app;
+  if (opened.attempts > 1)
+    logger.info({ attempts: opened.attempts }, 'etcd reachable; task store open, serving the API');
 }
 
 async function openKv(config: Config): Promise<Kv> {

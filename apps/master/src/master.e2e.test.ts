@@ -24,8 +24,11 @@ afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
 });
 
-/** Runs the real `maintd` binary with `env` (on top of a minimal environment). */
-async function startDaemon(env: Record<string, string>): Promise<Daemon> {
+/**
+ * Runs the real `maintd` binary with `env` (on top of a minimal environment) and waits until it
+ * is ready (`/readyz` 200), or, with `ready: false`, only until it listens (`/healthz` 200).
+ */
+async function startDaemon(env: Record<string, string>, options: { ready?: boolean } = {}): Promise<Daemon> {
   const port = await freePort();
   const proc = spawn(process.execPath, [BIN], {
     env: {
@@ -45,9 +48,17 @@ async function startDaemon(env: Record<string, string>): Promise<Daemon> {
   const url = `http://127.0.0.1:${port}`;
   await eventually(async () => {
     if (proc.exitCode !== null) throw new Error(`maintd exited early:\n${out}`);
-    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${url}${options.ready === false ? '/healthz' : '/readyz'}`)).status).toBe(200);
   }, 20_000);
   return { proc, url, output: () => out, exited };
+}
+
+/** The JSON log lines of `out` (the binary logs JSON when stdout is not a terminal). */
+function logLines(out: string): Record<string, unknown>[] {
+  return out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** Runs `maintd` to completion and returns its exit code and output. */
@@ -85,12 +96,94 @@ describe('the maintd binary', () => {
     expect(r.out).toMatch(/TASK_COOLDOWN_JITTER \(--task-cooldown-jitter\)/);
   });
 
-  it('fails at startup with a clear message when etcd cannot be reached', async () => {
-    const port = await freePort();
-    const r = await runOnce([], { ETCD_ENDPOINTS: `http://127.0.0.1:${port}`, MASTER_PORT: String(await freePort()) });
-    expect(r.code).toBe(1);
-    expect(r.out).toMatch(/cannot open the task store: etcd unavailable/);
+  it('refuses a TLS file it cannot read with exit 2, naming the setting', async () => {
+    const r = await runOnce([], {
+      ETCD_ENDPOINTS: 'https://127.0.0.1:1',
+      ETCD_CA_CERT: '/nonexistent/ca.pem',
+      MASTER_PORT: String(await freePort()),
+    });
+    expect(r.code).toBe(2);
+    expect(r.out).toMatch(
+      /cannot configure the etcd client: ETCD_CA_CERT: cannot read '\/nonexistent\/ca.pem': ENOENT/,
+    );
+  });
+
+  it('waits for an unreachable etcd alive and not ready, and exits 0 at once on SIGTERM', async () => {
+    const etcdPort = await freePort();
+    const d = await startDaemon({ ETCD_ENDPOINTS: `http://127.0.0.1:${etcdPort}` }, { ready: false });
+    const ready = await fetch(`${d.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ ready: false, store: 'unavailable' });
+    const api = await fetch(`${d.url}/api/v1/tasks`);
+    expect(api.status).toBe(503);
+    expect(await api.json()).toEqual({ error: 'starting: etcd not reachable yet' });
+    await eventually(() => expect(d.output()).toContain('retrying in'));
+    const stopAt = performance.now();
+    d.proc.kill('SIGTERM');
+    expect(await d.exited).toBe(0);
+    expect(performance.now() - stopAt).toBeLessThan(3000);
   }, 30_000);
+
+  it('started before etcd, becomes ready once etcd is up, without a restart, and runs a task', async () => {
+    const worker = await startStubWorker((req) =>
+      req.path.includes('/merge-wal/')
+        ? { status: 200, body: { reclaimed: 5 } }
+        : { status: 200, body: { stores: [] } },
+    );
+    const clientPort = await freePort();
+    const etcdUrl = `http://127.0.0.1:${clientPort}`;
+    let etcd: Awaited<ReturnType<typeof startEtcd>> | undefined;
+    try {
+      const d = await startDaemon(
+        {
+          ETCD_ENDPOINTS: etcdUrl,
+          ETCD_PREFIX: `/e2e/${randomUUID()}`,
+          ETCD_LEASE_TTL_SECS: '5',
+          WORKER_ENDPOINTS: worker.url,
+        },
+        { ready: false },
+      );
+      expect((await fetch(`${d.url}/readyz`)).status).toBe(503);
+      await new Promise((r) => setTimeout(r, 10_000));
+      expect(d.proc.exitCode).toBeNull();
+      etcd = await startEtcd({ clientPort });
+      await eventually(async () => expect((await fetch(`${d.url}/readyz`)).status).toBe(200), 30_000);
+
+      const res = await fetch(`${d.url}/api/v1/tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ kind: 'merge_wal', target: 'store-1' }),
+      });
+      expect(res.status).toBe(202);
+      const task = (await res.json()) as { id: string };
+      await eventually(async () => {
+        const t = (await (await fetch(`${d.url}/api/v1/tasks/${task.id}`)).json()) as {
+          state: string;
+          detail?: string;
+        };
+        expect(t).toMatchObject({ state: 'done', detail: 'merged 5 generations across 1/1 workers' });
+      });
+
+      // One warning per attempt, each naming the endpoint and the cause, the gRPC text cleaned.
+      const warnings = logLines(d.output()).filter(
+        (l) => l.level === 40 && String(l.msg).startsWith('etcd not reachable'),
+      );
+      expect(warnings.length).toBeGreaterThanOrEqual(2);
+      expect(warnings.map((w) => w.attempt)).toEqual(warnings.map((_, i) => i + 1));
+      for (const w of warnings) {
+        expect(w.msg).toMatch(
+          new RegExp(`^etcd not reachable at ${etcdUrl}: .*ECONNREFUSED.*; retrying in \\d+\\.\\d s$`),
+        );
+        expect(w.msg).not.toMatch(/Resolution note|UNAVAILABLE/);
+      }
+      expect(d.proc.exitCode).toBeNull();
+      d.proc.kill('SIGTERM');
+      expect(await d.exited).toBe(0);
+    } finally {
+      await etcd?.stop();
+      await worker.close();
+    }
+  }, 90_000);
 
   it('on SIGTERM lets a running task finish, revokes its session and exits 0', async () => {
     const worker = await startStubWorker((req) =>

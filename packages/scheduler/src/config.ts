@@ -1,4 +1,5 @@
 import type { CooldownPolicy, TaskKind } from '@maintd/core';
+import type { LogFormat } from '@maintd/settings';
 
 /** Log levels pino understands. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -77,4 +78,6 @@ export interface Config {
   readonly shutdownGraceSecs: number;
   /** LOG_LEVEL, default info. */
   readonly logLevel: LogLevel;
+  /** LOG_FORMAT, default auto: pretty when stdout is a terminal (resolved by the binary), else json. */
+  readonly logFormat: LogFormat;
 }

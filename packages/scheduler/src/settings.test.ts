@@ -76,6 +76,7 @@ const DOCUMENTED = [
   'TASK_COOLDOWN_COUNT_INFRA',
   'SHUTDOWN_GRACE_SECS',
   'LOG_LEVEL',
+  'LOG_FORMAT',
 ];
 
 const SECRETS = ['MASTER_API_TOKEN', 'ETCD_PASSWORD', 'WORKER_TOKEN'];
@@ -116,6 +117,7 @@ describe('loadConfig defaults', () => {
       },
       shutdownGraceSecs: 30,
       logLevel: 'info',
+      logFormat: 'auto',
     } satisfies Config);
   });
 
@@ -203,6 +205,8 @@ describe('precedence', () => {
     expect(config(['--master-port', '9001'], { MASTER_PORT: '9000' }).port).toBe(9001);
     expect(config(['--master-port=9002'], { MASTER_PORT: '9000' }).port).toBe(9002);
     expect(config(['--log-level=debug'], { LOG_LEVEL: 'warn' }).logLevel).toBe('debug');
+    expect(config(['--log-format=pretty'], { LOG_FORMAT: 'json' }).logFormat).toBe('pretty');
+    expect(config([], { LOG_FORMAT: ' JSON ' }).logFormat).toBe('json');
   });
 
   it('resets a setting to its default with an empty flag, overriding the env var', () => {
@@ -338,6 +342,7 @@ describe('invalid configuration', () => {
     },
     { name: 'an empty cooldown kind list', argv: ['--task-cooldown-kinds=,'], setting: 'TASK_COOLDOWN_KINDS' },
     { name: 'a bad log level', env: { LOG_LEVEL: 'verbose' }, setting: 'LOG_LEVEL', shows: '"verbose"' },
+    { name: 'a bad log format', env: { LOG_FORMAT: 'text' }, setting: 'LOG_FORMAT', shows: '"text"' },
     {
       name: 'a bad boolean',
       env: { TASK_COOLDOWN_COUNT_INFRA: 'maybe' },
@@ -509,6 +514,7 @@ describe('--print-config', () => {
       TASK_COOLDOWN_KINDS: 'merge_wal',
       TASK_COOLDOWN_COUNT_INFRA: 'yes',
       LOG_LEVEL: 'debug',
+      LOG_FORMAT: 'pretty',
     };
     const printed = Object.fromEntries(parseLines(text(['--print-config'], env)));
     expect(config([], printed)).toEqual(config([], env));

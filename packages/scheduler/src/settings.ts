@@ -21,6 +21,7 @@ import {
   bool,
   decimal,
   fail,
+  logFormat,
   oneOf,
   optional,
   setting,
@@ -179,6 +180,10 @@ const shape = {
   }),
   LOG_LEVEL: setting(logLevel, 'info', {
     description: `Log level: ${LOG_LEVELS.join(', ')}.`,
+  }),
+  LOG_FORMAT: setting(logFormat, 'auto', {
+    description:
+      'Log format: json (one JSON object a line), pretty (readable lines), or auto: pretty when stdout is a terminal, else json.',
   }),
 };
 
@@ -358,5 +363,6 @@ function toConfig(s: Resolved): Config {
     cooldown,
     shutdownGraceSecs: s.SHUTDOWN_GRACE_SECS,
     logLevel: s.LOG_LEVEL,
+    logFormat: s.LOG_FORMAT,
   };
 }

@@ -21,3 +21,4 @@ export {
   wholeNumber,
   word,
 } from './settings.js';
+export { LOG_FORMATS, type LogFormat, logFormat, resolveLogFormat } from './log-format.js';

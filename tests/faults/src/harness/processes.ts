@@ -114,7 +114,8 @@ export const FAST_MASTER_ENV: Readonly<Record<string, string>> = {
 
 /**
  * Starts the real `maintd` with `FAST_MASTER_ENV` plus `env` on a free port (or `env.MASTER_PORT`)
- * and resolves once `/healthz` answers. With `ready`, also waits for `/readyz` (store and session).
+ * and resolves once it serves its API (`/healthz` says `ok`, not `starting`: the store is open).
+ * With `ready`, waits for `/readyz` instead (store reachable and session held).
  */
 export async function startMaster(
   env: Record<string, string>,
@@ -130,6 +131,9 @@ export async function startMaster(
       signal: AbortSignal.timeout(2000),
     });
     if (res.status !== 200) throw new Error(`maintd ${id} not ready: ${res.status}`);
+    // A master still waiting for etcd is alive (200) but serves no API yet: `starting`.
+    const body = (await res.json()) as { status?: string };
+    if (body.status === 'starting') throw new Error(`maintd ${id} is still waiting for etcd`);
   }, options.timeoutMs ?? 30_000).catch((err: unknown) => {
     child.kill('SIGKILL');
     throw err;

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    // `pnpm test:unit` runs the fast tier alone; `pnpm test` runs every project.
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'], exclude: ['src/**/*.e2e.test.ts'] } },
+      { extends: true, test: { name: 'e2e', include: ['src/**/*.e2e.test.ts'] } },
+    ],
+    reporters: ['default', 'json'],
+    outputFile: { json: './test-results/vitest.json' },
+  },
+});
