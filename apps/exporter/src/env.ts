@@ -74,8 +74,7 @@ const shape = {
     description: `Log level: ${LOG_LEVELS.join(', ')}.`,
   }),
   LOG_FORMAT: setting(logFormat, 'auto', {
-    description:
-      'Log format: json (one JSON object a line), pretty (readable lines), or auto: pretty when stdout is a terminal, else json.',
+    description: 'Log format: json, pretty, or auto (pretty when stdout is a terminal, else json).',
   }),
 };
 
@@ -122,9 +121,8 @@ export type SettingDescriptor = Descriptor<EnvName>;
 
 const loader = settingsLoader({
   program: 'maintd-exporter',
+  usage: ['--etcd-endpoints=<url,...> [--prefix=/maintd] [--port=9464] [options]'],
   about: [
-    'Usage: maintd-exporter --etcd-endpoints <url,...> [--prefix /maintd] [--port 9464] [flags]',
-    '',
     'Cluster-wide Prometheus metrics of a maintd fleet: one etcd range read, then a watch, with',
     'the aggregates kept in memory so a scrape never waits on etcd. Every setting is a flag and an',
     'environment variable; a flag overrides the variable, and an empty value counts as unset.',
@@ -148,6 +146,8 @@ export interface LoadConfigInput {
 export type LoadResult =
   | { readonly action: 'run'; readonly config: ExporterConfig }
   | { readonly action: 'help'; readonly text: string }
+  /** `--version`/`-V`: the binary prints its version. */
+  | { readonly action: 'version' }
   | { readonly action: 'print-config'; readonly text: string }
   | { readonly action: 'error'; readonly message: string };
 
@@ -163,7 +163,8 @@ export function stdoutIsTty(): boolean {
 
 /**
  * Parses argv and env into an {@link ExporterConfig}. Precedence: flag > env var > default; an
- * empty value (env or `--flag=`) counts as unset. `--help`/`-h` wins over everything else.
+ * empty value (env or `--flag=`) counts as unset. `--help`/`-h` wins over everything else, then
+ * `--version`/`-V`.
  */
 export function loadConfig(input: LoadConfigInput): LoadResult {
   const loaded = loader.load(input.argv, input.env);

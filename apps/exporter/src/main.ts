@@ -1,6 +1,6 @@
 import { type ServerType, serve } from '@hono/node-server';
 import { EtcdKv, type EtcdKvOptions, cryptoRandom, diagnoseEtcdTls, etcdKvOptions, systemClock } from '@maintd/core';
-import { resolveLogFormat } from '@maintd/settings';
+import { EXIT, resolveLogFormat, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
 import { createApp } from './app.js';
 import type { ExporterConfig } from './config.js';
@@ -26,9 +26,13 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.stdout.write(loaded.text);
     return;
   }
+  if (loaded.action === 'version') {
+    process.stdout.write(versionText('maintd-exporter', VERSION));
+    return;
+  }
   if (loaded.action === 'error') {
     process.stderr.write(`maintd-exporter: ${loaded.message}\nRun 'maintd-exporter --help' for every setting.\n`);
-    process.exitCode = 2;
+    process.exitCode = EXIT.usage;
     return;
   }
   const config = loaded.config;
@@ -46,7 +50,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   } catch (err) {
     // An unreadable or malformed TLS file: no retry can fix it.
     logger.fatal({ err }, `cannot configure the etcd client: ${(err as Error).message}`);
-    process.exitCode = 2;
+    process.exitCode = EXIT.usage;
     return;
   }
   const kv = new EtcdKv(kvOptions);
@@ -63,7 +67,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     endpoints: config.etcd.endpoints,
     onMisconfigured: (reason, err) => {
       logger.fatal({ err, endpoints: config.etcd.endpoints }, `cannot read the fleet state from etcd: ${reason}`);
-      void shutdown('misconfigured').finally(() => process.exit(2));
+      void shutdown('misconfigured').finally(() => process.exit(EXIT.usage));
     },
     // Called only once a sync completes, after `metrics` exists.
     onSync: (info) => metrics.recordSync(info),
@@ -93,15 +97,15 @@ export async function main(argv: readonly string[]): Promise<void> {
   };
   server.once('error', (err: Error) => {
     logger.fatal({ err }, `cannot listen on ${config.host}:${config.port}: ${err.message}`);
-    void shutdown('listen-error').finally(() => process.exit(1));
+    void shutdown('listen-error').finally(() => process.exit(EXIT.failure));
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       void shutdown(signal).then(
-        () => process.exit(0),
+        () => process.exit(EXIT.ok),
         (err: unknown) => {
           logger.error({ err }, 'shutdown failed');
-          process.exit(1);
+          process.exit(EXIT.failure);
         },
       );
     });

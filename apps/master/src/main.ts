@@ -11,7 +11,7 @@ import {
   systemClock,
 } from '@maintd/core';
 import { type Config, PRETTY_LOG_FORMAT, Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
-import { resolveLogFormat } from '@maintd/settings';
+import { EXIT, resolveLogFormat, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
 import { createApp } from './app.js';
 import { loadProcessConfig, stdoutIsTty } from './env.js';
@@ -39,9 +39,13 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.stdout.write(loaded.text.endsWith('\n') ? loaded.text : `${loaded.text}\n`);
     return;
   }
+  if (loaded.action === 'version') {
+    process.stdout.write(versionText('maintd', VERSION));
+    return;
+  }
   if (loaded.action === 'error') {
     process.stderr.write(`maintd: ${loaded.message}\nRun 'maintd --help' for every setting.\n`);
-    process.exitCode = 2;
+    process.exitCode = EXIT.usage;
     return;
   }
   const config = loaded.config;
@@ -63,7 +67,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   } catch (err) {
     // An unreadable or malformed TLS file: no retry can fix it.
     logger.fatal({ err }, `cannot configure the etcd client: ${(err as Error).message}`);
-    process.exitCode = 2;
+    process.exitCode = EXIT.usage;
     return;
   }
   const embedded = config.etcd.endpoints.length === 0;
@@ -130,15 +134,15 @@ export async function main(argv: readonly string[]): Promise<void> {
   };
   server.once('error', (err: Error) => {
     logger.fatal({ err }, `cannot listen on ${config.host}:${config.port}: ${err.message}`);
-    void shutdown('listen-error').finally(() => process.exit(1));
+    void shutdown('listen-error').finally(() => process.exit(EXIT.failure));
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       void shutdown(signal).then(
-        () => process.exit(0),
+        () => process.exit(EXIT.ok),
         (err: unknown) => {
           logger.error({ err }, 'shutdown failed');
-          process.exit(1);
+          process.exit(EXIT.failure);
         },
       );
     });
@@ -184,7 +188,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     if ('closeAllConnections' in server) server.closeAllConnections();
     await closeServer();
     await kv.close().catch(() => undefined);
-    process.exit(opened.kind === 'misconfigured' ? 2 : 1);
+    process.exit(opened.kind === 'misconfigured' ? EXIT.usage : EXIT.failure);
   }
   const store = opened.value;
   if (stopping) {

@@ -1,69 +1,44 @@
 import { writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { type ServerType, serve } from '@hono/node-server';
 import { seededRandom, systemClock } from '@maintd/core';
+import { EXIT, versionText } from '@maintd/settings';
 import { queueChartSvg, workerChartSvg } from './chart.js';
+import { UsageError, parseCli } from './cli.js';
 import { Fleet } from './fleet.js';
 import { formatIncident, runIncident } from './incident.js';
+import { VERSION } from './version.js';
 import { createWorkerApp } from './worker-app.js';
-
-const USAGE = `Usage:
-  maintd-sim workers [--workers 3] [--stores 40] [--broken 3] [--seed 1] [--host 127.0.0.1] [--port 0]
-                     [--latency-ms 0] [--merge-latency-ms 200] [--merge-ms-per-generation 2]
-                     [--broken-latency-ms 1500] [--merge-concurrency 0]
-                     [--flaky-worker N --flaky-rate 0.3] [--hang-worker N]
-      Real HTTP workers on loopback speaking the worker protocol over simulated stores. Prints
-      WORKER_ENDPOINTS=... once they listen; --port P gives worker i the port P+i.
-      --merge-concurrency N: each worker runs N merges at a time and queues the rest (0: no limit).
-  maintd-sim incident [--masters 6] [--stores 200] [--broken 5] [--hours 6] [--seed 1]
-                      [--chart FILE.svg] [--worker-chart FILE.svg]
-      The deterministic incident reproduction: the real master scheduler, in process, on a fake
-      clock, with the cooldown off and then on. Prints the comparison tables; --chart draws the
-      healthy merge queue, --worker-chart the broken stores' share of the workers' merge time.
-`;
 
 function int(v: string | undefined, name: string, fallback: number, min = 0): number {
   if (v === undefined) return fallback;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number ≥ ${min}, got "${v}"`);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be a whole number ≥ ${min}, got "${v}"`);
   return n;
 }
 
-/** The `maintd-sim` command line. */
+/** The `maintd-sim` command line. Exit codes: 0 ok, 1 runtime failure, 2 usage. */
 export async function main(argv: readonly string[]): Promise<void> {
-  const [command, ...rest] = argv[0] === '--' ? argv.slice(1) : argv;
+  let command: string | undefined;
   try {
-    if (command === 'workers') return await workers(rest);
-    if (command === 'incident') return await incident(rest);
-    process.stdout.write(USAGE);
-    if (command !== undefined && command !== '--help' && command !== '-h') process.exitCode = 2;
+    const cli = parseCli(argv);
+    if (cli.action === 'help') return void process.stdout.write(cli.text);
+    if (cli.action === 'version') return void process.stdout.write(versionText('maintd-sim', VERSION));
+    command = cli.command;
+    if (cli.command === 'workers') return await workers(cli.values);
+    return await incident(cli.values);
   } catch (err) {
-    process.stderr.write(`maintd-sim: ${(err as Error).message}\n`);
-    process.exitCode = 2;
+    const usage = err instanceof UsageError;
+    const about = usage ? (err.command ?? command) : command;
+    const help = usage ? `Run 'maintd-sim${about ? ` ${about}` : ''} --help' for the options.\n` : '';
+    process.stderr.write(`maintd-sim: ${(err as Error).message}\n${help}`);
+    process.exitCode = usage ? EXIT.usage : EXIT.failure;
   }
 }
 
-async function workers(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: {
-      workers: { type: 'string' },
-      stores: { type: 'string' },
-      broken: { type: 'string' },
-      seed: { type: 'string' },
-      host: { type: 'string' },
-      port: { type: 'string' },
-      'latency-ms': { type: 'string' },
-      'broken-latency-ms': { type: 'string' },
-      'merge-latency-ms': { type: 'string' },
-      'merge-ms-per-generation': { type: 'string' },
-      'merge-concurrency': { type: 'string' },
-      'flaky-worker': { type: 'string' },
-      'flaky-rate': { type: 'string' },
-      'hang-worker': { type: 'string' },
-    },
-  });
+/** Option values by name, as {@link parseCli} gives them. */
+type Values = Readonly<Record<string, string | undefined>>;
+
+async function workers(values: Values): Promise<void> {
   const count = int(values.workers, 'workers', 3, 1);
   const seed = int(values.seed, 'seed', 1);
   const fleet = new Fleet(
@@ -83,7 +58,8 @@ async function workers(args: string[]): Promise<void> {
   const flaky = values['flaky-worker'] === undefined ? -1 : int(values['flaky-worker'], 'flaky-worker', -1);
   const hang = values['hang-worker'] === undefined ? -1 : int(values['hang-worker'], 'hang-worker', -1);
   const rate = values['flaky-rate'] === undefined ? 0.3 : Number(values['flaky-rate']);
-  if (!(rate >= 0 && rate <= 1)) throw new Error(`--flaky-rate must be between 0 and 1, got "${values['flaky-rate']}"`);
+  if (!(rate >= 0 && rate <= 1))
+    throw new UsageError(`--flaky-rate must be between 0 and 1, got "${values['flaky-rate']}"`);
   const host = values.host ?? '127.0.0.1';
   const basePort = int(values.port, 'port', 0);
   const random = seededRandom(seed + 1);
@@ -122,20 +98,7 @@ async function workers(args: string[]): Promise<void> {
   });
 }
 
-async function incident(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: {
-      masters: { type: 'string' },
-      stores: { type: 'string' },
-      broken: { type: 'string' },
-      hours: { type: 'string' },
-      seed: { type: 'string' },
-      chart: { type: 'string' },
-      'worker-chart': { type: 'string' },
-    },
-  });
+async function incident(values: Values): Promise<void> {
   const o = {
     masters: int(values.masters, 'masters', 6, 1),
     stores: int(values.stores, 'stores', 200, 1),

@@ -48,9 +48,31 @@ describe('parseCli', () => {
     }
   });
 
-  it('answers --help and --version', () => {
+  it('answers --help/-h and --version/-V', () => {
     expect(parseCli(['--help'], {}, '1').action).toBe('help');
+    expect(parseCli(['-h'], {}, '1')).toEqual(parseCli(['--help'], {}, '1'));
     expect(parseCli(['--version'], {}, '9.9.9')).toEqual({ action: 'version', text: 'maintd-top 9.9.9\n' });
+    expect(parseCli(['-V'], {}, '9.9.9')).toEqual({ action: 'version', text: 'maintd-top 9.9.9\n' });
+  });
+
+  it('documents every option in the shared help layout', () => {
+    const r = parseCli(['--help'], {}, '1');
+    const text = r.action === 'help' ? r.text : '';
+    expect(text).toMatch(/^Usage: maintd-top /);
+    for (const flag of [
+      '--url=<url>',
+      '--token=<token>',
+      '--readonly',
+      '--refresh=',
+      '--timeout=',
+      '--guard-percent=',
+    ]) {
+      expect(text).toContain(`\n  ${flag}`);
+    }
+    expect(text).toContain('(env MAINTD_URL; default: http://127.0.0.1:8090)');
+    expect(text.trimEnd().split('\n').at(-1)).toBe(
+      'Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.',
+    );
   });
 
   it('parses durations in ms, s, m or bare seconds', () => {

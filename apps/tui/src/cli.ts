@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { HELP_ENTRY, VERSION_ENTRY, formatHelp, versionText } from '@maintd/settings';
 
 /** Settings of one `maintd-top` run. */
 export interface CliOptions {
@@ -20,29 +21,56 @@ export type CliResult =
 /** The default master URL (`maintd`'s default port on this host). */
 export const DEFAULT_URL = 'http://127.0.0.1:8090';
 
-/** `--help` text. */
-export const USAGE = `Usage: maintd-top [--url URL] [--token TOKEN] [--readonly] [--refresh 2s]
-
-The live terminal dashboard of a maintd fleet: queue and running tasks, cooldowns
-(what the sweeps skip and why), store backlog and worker health, with actions to
-run a target now and to reset cooldowns.
-
-Options:
-  --url URL            Master base URL (env MAINTD_URL; default ${DEFAULT_URL}).
-  --token TOKEN        The master's MASTER_API_TOKEN, needed for actions from another
-                       host (env MAINTD_TOKEN; prefer the variable: flags show in ps).
-  --readonly           Disable actions (r, x, c).
-  --refresh DURATION   Poll period, e.g. 2s, 500ms, 1m (default 2s). Changes arrive live
-                       over /api/v1/events; polling covers the rest and the gaps.
-  --timeout DURATION   Deadline of each request (default 5s).
-  --guard-percent N    The masters' TASK_COOLDOWN_MAX_PERCENT, for the Overview's
-                       fleet-guard gauge (default 25).
-  -h, --help           Show this help.
-  --version            Print the version.
-
-Keys: 1-5/Tab views, j/k move, / filter, s sort, Enter detail, Space mark,
-r run now, c reset cooldown, ? help, q quit. NO_COLOR disables colour.
-`;
+/** `--help` text, in the layout every maintd binary shares. */
+export const USAGE = formatHelp({
+  program: 'maintd-top',
+  usage: ['[--url=<url>] [--token=<token>] [--readonly] [--refresh=2s] [options]'],
+  about: [
+    'The live terminal dashboard of a maintd fleet: queue and running tasks, cooldowns',
+    '(what the sweeps skip and why), store backlog and worker health, with actions to',
+    'run a target now and to reset cooldowns.',
+  ],
+  sections: [
+    {
+      title: 'Options',
+      entries: [
+        HELP_ENTRY,
+        VERSION_ENTRY,
+        { term: '--url=<url>', tags: ['env MAINTD_URL', `default: ${DEFAULT_URL}`], description: 'Master base URL.' },
+        {
+          term: '--token=<token>',
+          tags: ['env MAINTD_TOKEN', 'default: unset', 'secret'],
+          description: [
+            "The master's MASTER_API_TOKEN, needed for actions from another host.",
+            'Prefer the variable: flags show in ps.',
+          ],
+        },
+        { term: '--readonly', description: 'Disable actions (r, x, c).' },
+        {
+          term: '--refresh=<duration>',
+          tags: ['default: 2s'],
+          description: [
+            'Poll period, e.g. 2s, 500ms, 1m. Changes arrive live over /api/v1/events;',
+            'polling covers the rest and the gaps.',
+          ],
+        },
+        { term: '--timeout=<duration>', tags: ['default: 5s'], description: 'Deadline of each request.' },
+        {
+          term: '--guard-percent=<n>',
+          tags: ['default: 25'],
+          description: "The masters' TASK_COOLDOWN_MAX_PERCENT, for the Overview's fleet-guard gauge.",
+        },
+      ],
+    },
+    {
+      title: 'Keys',
+      lines: [
+        '1-5/Tab views, j/k move, / filter, s sort, Enter detail, Space mark,',
+        'r run now, c reset cooldown, ? help, q quit. NO_COLOR disables colour.',
+      ],
+    },
+  ],
+});
 
 /** Parses `2s`, `500ms`, `1m`, or bare seconds (`2`, `0.5`) into milliseconds. */
 export function parseDuration(text: string): number | undefined {
@@ -73,14 +101,14 @@ export function parseCli(
         timeout: { type: 'string' },
         'guard-percent': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean' },
+        version: { type: 'boolean', short: 'V' },
       },
     }));
   } catch (err) {
     return { action: 'error', message: (err as Error).message };
   }
   if (values.help) return { action: 'help', text: USAGE };
-  if (values.version) return { action: 'version', text: `maintd-top ${version}\n` };
+  if (values.version) return { action: 'version', text: versionText('maintd-top', version) };
 
   const url = values.url ?? (env.MAINTD_URL || DEFAULT_URL);
   try {

@@ -6,7 +6,7 @@
 import type { PrettyColors, PrettyFormat } from '@maintd/settings/logging';
 
 /** Longest worker error a pretty task line shows; the JSON line has it whole. */
-const ERROR_MAX = 160;
+const ERROR_MAX = 120;
 
 /** Fields the pretty lines say in words (or leave to the JSON lines). */
 const SAID = [

@@ -196,6 +196,8 @@ describe('the settings list', () => {
   it('answers -h and --help with help even when other flags are wrong', () => {
     expect(load(['-h']).action).toBe('help');
     expect(load(['--nope', '--master-port=abc', '--help']).action).toBe('help');
+    expect(load(['--version']).action).toBe('version');
+    expect(load(['-V'], { MASTER_PORT: 'abc' }).action).toBe('version');
   });
 });
 

@@ -182,8 +182,7 @@ const shape = {
     description: `Log level: ${LOG_LEVELS.join(', ')}.`,
   }),
   LOG_FORMAT: setting(logFormat, 'auto', {
-    description:
-      'Log format: json (one JSON object a line), pretty (readable lines), or auto: pretty when stdout is a terminal, else json.',
+    description: 'Log format: json, pretty, or auto (pretty when stdout is a terminal, else json).',
   }),
 };
 
@@ -253,9 +252,8 @@ export type SettingDescriptor = Descriptor<EnvName>;
 
 const loader = settingsLoader({
   program: 'maintd',
+  usage: ['[options]'],
   about: [
-    'Usage: maintd [flags]',
-    '',
     'The maintd master: stats scans, maintenance sweeps, worker fan-out, failure cooldowns and',
     'the HTTP API. Every setting is a flag and an environment variable; a flag overrides the',
     'variable, and an empty value counts as unset (the default applies).',
@@ -285,12 +283,15 @@ export interface LoadConfigInput {
 export type LoadResult =
   | { readonly action: 'run'; readonly config: Config }
   | { readonly action: 'help'; readonly text: string }
+  /** `--version`/`-V`: the binary prints its version. */
+  | { readonly action: 'version' }
   | { readonly action: 'print-config'; readonly text: string }
   | { readonly action: 'error'; readonly message: string };
 
 /**
  * Parses argv and env into a {@link Config}. Precedence: flag > env var > default; an empty
- * value (env or `--flag=`) counts as unset. `--help`/`-h` wins over everything else.
+ * value (env or `--flag=`) counts as unset. `--help`/`-h` wins over everything else, then
+ * `--version`/`-V`.
  */
 export function loadConfig(input: LoadConfigInput): LoadResult {
   const loaded = loader.load(input.argv, input.env);

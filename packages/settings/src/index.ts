@@ -22,3 +22,14 @@ export {
   word,
 } from './settings.js';
 export { LOG_FORMATS, type LogFormat, logFormat, resolveLogFormat } from './log-format.js';
+export {
+  EXIT,
+  EXIT_CODES_LINE,
+  HELP_ENTRY,
+  type HelpEntry,
+  type HelpPage,
+  type HelpSection,
+  VERSION_ENTRY,
+  formatHelp,
+  versionText,
+} from './help.js';

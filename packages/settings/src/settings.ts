@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { HELP_ENTRY, type HelpEntry, VERSION_ENTRY, formatHelp } from './help.js';
 
 /** Longest duration a Node timer can wait; above it `setTimeout` fires after 1 ms instead. */
 export const MAX_TIMER_SECS = Math.floor((2 ** 31 - 1) / 1000);
@@ -238,7 +239,9 @@ export interface SettingDescriptor<E extends string = string> {
 export interface SettingsLoaderOptions<S extends z.ZodRawShape, O> {
   /** The binary's name, as error messages and `--help` give it. */
   readonly program: string;
-  /** The first lines of `--help`: usage and what the binary does. */
+  /** `--help`'s usage lines, after the program name, e.g. `[options]`. */
+  readonly usage: readonly string[];
+  /** `--help`'s paragraph on what the binary does, one string per line. */
   readonly about: readonly string[];
   /** The settings, keyed by env var, each built with {@link setting} or {@link optional}. */
   readonly shape: S;
@@ -252,6 +255,8 @@ export interface SettingsLoaderOptions<S extends z.ZodRawShape, O> {
 export type LoadedSettings<O> =
   | { readonly action: 'parsed'; readonly settings: O; readonly printConfig: boolean }
   | { readonly action: 'help'; readonly text: string }
+  /** `--version`/`-V`: the binary prints its own version (see `versionText`). */
+  | { readonly action: 'version' }
   | { readonly action: 'error'; readonly message: string };
 
 /** A parsed setting's value, as `--print-config` prints it. */
@@ -263,7 +268,8 @@ export interface SettingsLoader<E extends string, O> {
   readonly settings: readonly SettingDescriptor<E>[];
   /**
    * Parses argv and env. Precedence: flag > env var > default; an empty value (env or `--flag=`)
-   * counts as unset. `--help`/`-h` wins over everything else. Bad input is a result.
+   * counts as unset. `--help`/`-h` wins over everything else, then `--version`/`-V`. Bad input
+   * is a result.
    */
   load(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): LoadedSettings<O>;
   /** `KEY=value` lines of every setting, secrets redacted (what `--print-config` prints). */
@@ -306,6 +312,7 @@ export function settingsLoader<S extends z.ZodRawShape, O>(
   const readArgs = (argv: readonly string[]) => {
     const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'V' },
       'print-config': { type: 'boolean' },
     };
     for (const [name, s] of byFlagName) options[name] = { type: s.boolean ? 'boolean' : 'string' };
@@ -313,6 +320,7 @@ export function settingsLoader<S extends z.ZodRawShape, O>(
     // name our settings. Every token is checked below instead.
     const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
     let help = false;
+    let version = false;
     let printConfig = false;
     /** Flag values by env name; '' = given empty (resets to the default). */
     const values = new Map<string, string>();
@@ -324,9 +332,10 @@ export function settingsLoader<S extends z.ZodRawShape, O>(
         continue;
       }
       if (t.kind === 'option-terminator') continue;
-      if (t.name === 'help' || t.name === 'print-config') {
+      if (t.name === 'help' || t.name === 'version' || t.name === 'print-config') {
         if (t.value !== undefined) errors.push(`${t.rawName} takes no value`);
         else if (t.name === 'help') help = true;
+        else if (t.name === 'version') version = true;
         else printConfig = true;
         continue;
       }
@@ -344,7 +353,7 @@ export function settingsLoader<S extends z.ZodRawShape, O>(
         values.set(s.env, t.value);
       }
     }
-    return { help, printConfig, values, errors };
+    return { help, version, printConfig, values, errors };
   };
 
   const describeIssue = (issue: z.core.$ZodIssue, raw: Partial<Record<string, string>>): string => {
@@ -368,25 +377,28 @@ export function settingsLoader<S extends z.ZodRawShape, O>(
   };
 
   const helpText = (): string => {
-    const lines = [
-      ...o.about,
-      '',
-      'Flags:',
-      '  -h, --help',
-      '      Show this help and exit.',
-      '  --print-config',
-      '      Print the effective configuration as KEY=value lines (secrets redacted) and exit.',
-      '',
-      'Settings:',
-    ];
-    for (const s of settings) {
-      const flags = s.boolean
-        ? `${s.flag}[=false]`
-        : [s.flag, ...s.aliases].map((f) => `${f}=<${s.placeholder}>`).join(', ');
-      const tags = [`env ${s.env}`, `default: ${s.defaultText}`, ...(s.secret ? ['secret'] : [])];
-      lines.push(`  ${flags}  (${tags.join('; ')})`, `      ${s.description}`);
-    }
-    return lines.join('\n') + '\n';
+    const PRINT_CONFIG: HelpEntry = {
+      term: '--print-config',
+      description: 'Print the effective configuration as KEY=value lines (secrets redacted) and exit.',
+    };
+    return formatHelp({
+      program: o.program,
+      usage: o.usage,
+      about: o.about,
+      sections: [
+        { title: 'Options', entries: [HELP_ENTRY, VERSION_ENTRY, PRINT_CONFIG] },
+        {
+          title: 'Settings',
+          entries: settings.map((s) => ({
+            term: s.boolean
+              ? `${s.flag}[=false]`
+              : [s.flag, ...s.aliases].map((f) => `${f}=<${s.placeholder}>`).join(', '),
+            tags: [`env ${s.env}`, `default: ${s.defaultText}`, ...(s.secret ? ['secret'] : [])],
+            description: s.description,
+          })),
+        },
+      ],
+    });
   };
 
   return {
@@ -394,6 +406,7 @@ export function settingsLoader<S extends z.ZodRawShape, O>(
     load: (argv, env) => {
       const args = readArgs(argv);
       if (args.help) return { action: 'help', text: helpText() };
+      if (args.version) return { action: 'version' };
       const raw: Partial<Record<string, string>> = {};
       for (const s of settings) {
         const v = args.values.has(s.env) ? args.values.get(s.env) : env[s.env];

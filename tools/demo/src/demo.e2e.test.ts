@@ -1,4 +1,5 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { StoreStats, TaskCooldown, TaskRecord } from '@maintd/core';
@@ -21,8 +22,10 @@ const alive = (pid: number): boolean => {
 describe('the demo', () => {
   it('cools down exactly the broken stores after the threshold while healthy stores get merged, and stops cleanly', async () => {
     const port = await freePort();
-    const demo = spawn(process.execPath, [BIN, `--port=${port}`, '--stores=24', '--broken=3', '--seed=2'], {
+    // MASTER_PORT, as the master reads it, picks the port when --port is not given.
+    const demo = spawn(process.execPath, [BIN, '--stores=24', '--broken=3', '--seed=2'], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, MASTER_PORT: String(port) },
     });
     let out = '';
     demo.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -64,7 +67,14 @@ describe('the demo', () => {
       expect(done.tasks.some((t) => t.kind === 'merge_wal' && /merged [1-9]\d* generations/.test(t.detail ?? ''))).toBe(
         true,
       );
-      expect(out).toContain('target failed repeatedly; sweeps will skip it until the cooldown lapses');
+      // Readable logs: the master's lines pretty (levels as words, one line per task outcome, the
+      // cooldown marked), the workers' summary in words.
+      await eventually(() => Promise.resolve(expect(out).toMatch(/ WARN: +COOLDOWN +merge_wal broken-/)), 10_000);
+      expect(out).toMatch(
+        /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: merge_wal [\w.-]+ done in [\d.]+ (s|min): merged \d+ generations/m,
+      );
+      expect(out).toMatch(/^\[workers\] 3 simulated workers listening, 24 stores \(broken: broken-/m);
+      expect(out).not.toMatch(/^\{"level"/m);
     } finally {
       const children = execFileSync('pgrep', ['-P', String(demo.pid)], { encoding: 'utf8' })
         .split('\n')
@@ -76,4 +86,33 @@ describe('the demo', () => {
       await eventually(() => Promise.resolve(expect(children.filter(alive)).toEqual([])), 15_000);
     }
   }, 120_000);
+});
+
+describe('the demo on a port that is taken', () => {
+  it('says which port to use instead, in one line, and exits 1 without starting anything', async () => {
+    const port = await freePort();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+    try {
+      for (const [args, env] of [
+        [[`--port=${port}`], {}],
+        [[], { MASTER_PORT: String(port) }],
+      ] as const) {
+        const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+        expect(r.status).toBe(1);
+        expect(r.stderr).toBe(
+          `demo: port ${port} is in use: pnpm demo --port ${port + 1} (or MASTER_PORT=${port + 1} pnpm demo)\n`,
+        );
+        expect(r.stdout).toBe('');
+      }
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+
+  it('refuses a port that is not one, exit 2', () => {
+    const r = spawnSync(process.execPath, [BIN], { encoding: 'utf8', env: { ...process.env, MASTER_PORT: 'eighty' } });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^demo: MASTER_PORT must be a whole number from 1 to 65535, got "eighty"/);
+  });
 });
