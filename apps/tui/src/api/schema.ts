@@ -181,7 +181,7 @@ export interface paths {
     };
     /**
      * Liveness
-     * @description Answers 200 while the process serves HTTP; it reads nothing. Use it as a liveness probe.
+     * @description Answers 200 while the process serves HTTP, from the moment it starts (also while it waits for etcd); it reads nothing. Use it as a liveness probe.
      */
     get: operations['getHealth'];
     put?: never;
@@ -534,10 +534,10 @@ export interface components {
     /** @description The process is alive */
     Health: {
       /**
-       * @description Always `ok`
+       * @description `ok` once serving; `starting` while the master waits for etcd at startup
        * @enum {string}
        */
-      status: 'ok';
+      status: 'ok' | 'starting';
     };
     /** @description Readiness and its two conditions */
     Readiness: {
@@ -549,10 +549,12 @@ export interface components {
        */
       store: 'ok' | 'unavailable';
       /**
-       * @description Whether this master holds its session lease (needed to claim tasks)
+       * @description Whether this master holds its session lease (needed to claim tasks); `none` before its first one
        * @enum {string}
        */
-      session: 'held' | 'lost';
+      session: 'held' | 'lost' | 'none';
+      /** @description Present and true while the master waits for etcd at startup (it serves nothing else yet) */
+      starting?: boolean;
     };
     /** @description An OpenAPI 3.1 document */
     OpenApiDocument: {

@@ -449,12 +449,17 @@ export const healthRoute = createRoute({
   operationId: 'getHealth',
   tags: ['operations'],
   summary: 'Liveness',
-  description: 'Answers 200 while the process serves HTTP; it reads nothing. Use it as a liveness probe.',
+  description:
+    'Answers 200 while the process serves HTTP, from the moment it starts (also while it waits for etcd); it reads nothing. Use it as a liveness probe.',
   security: OPEN,
   responses: {
     200: json(
       z
-        .object({ status: z.literal('ok').describe('Always `ok`') })
+        .object({
+          status: z
+            .enum(['ok', 'starting'])
+            .describe('`ok` once serving; `starting` while the master waits for etcd at startup'),
+        })
         .openapi('Health', { description: 'The process is alive' }),
       'Alive',
     ),
@@ -465,7 +470,13 @@ const ReadinessSchema = z
   .object({
     ready: z.boolean().describe('True when the store answers and the session is held'),
     store: z.enum(['ok', 'unavailable']).describe('Whether etcd answered a read within 2 seconds'),
-    session: z.enum(['held', 'lost']).describe('Whether this master holds its session lease (needed to claim tasks)'),
+    session: z
+      .enum(['held', 'lost', 'none'])
+      .describe('Whether this master holds its session lease (needed to claim tasks); `none` before its first one'),
+    starting: z
+      .boolean()
+      .optional()
+      .describe('Present and true while the master waits for etcd at startup (it serves nothing else yet)'),
   })
   .openapi('Readiness', { description: 'Readiness and its two conditions' });
 export const readyRoute = createRoute({
