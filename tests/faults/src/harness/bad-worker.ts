@@ -2,7 +2,7 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import type { Socket } from 'node:net';
 
 /** The per-store routes of the worker protocol (DESIGN §3.3). */
-export type WorkerRoute = 'merge-wal' | 'compact';
+export type WorkerRoute = 'merge-wal' | 'compact' | 'index-id';
 
 /**
  * Ways a worker can misbehave, chosen per store name: a store named after a behaviour, or with
@@ -32,10 +32,11 @@ export const MISBEHAVIOURS = [
 ] as const;
 export type Misbehaviour = (typeof MISBEHAVIOURS)[number];
 
-/** Any store not named after a misbehaviour is healthy: it merges 3 generations, compacts 2 → 1. */
+/** Any store not named after a misbehaviour is healthy: it merges 3 generations, compacts 2 → 1, builds a btree. */
 export const HEALTHY_REPLY: Readonly<Record<WorkerRoute, unknown>> = {
   'merge-wal': { reclaimed: 3 },
   compact: { fragments_removed: 2, fragments_added: 1 },
+  'index-id': { index_type: 'btree' },
 };
 
 /**
@@ -81,7 +82,7 @@ export async function startBadWorker(): Promise<BadWorker> {
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const server = createServer((req, res) => {
-    const m = /^\/api\/v1\/internal\/(merge-wal|compact)\/([^/?]+)$/.exec(req.url ?? '');
+    const m = /^\/api\/v1\/internal\/(merge-wal|compact|index-id)\/([^/?]+)$/.exec(req.url ?? '');
     const route: BadRequest['route'] = m
       ? (m[1] as WorkerRoute)
       : req.url === '/api/v1/internal/stores'
