@@ -176,7 +176,10 @@ describe('Scheduler', () => {
   it('finishes nothing and leaves claims to peers when the grace period runs out', async () => {
     const fleet = track(await startFleetStub({ hung: { pending: 50, hangMerges: true } }));
     const clock = new FakeClock();
-    const m = await openMaster(endpoints, clock, { workers: { endpoints: [fleet.url], timeoutSecs: 60 } });
+    // A worker timeout far beyond anything the loop below reaches: stop() closes its etcd watch
+    // before it starts the grace timer, and under load the loop can advance the clock a minute
+    // meanwhile, which would time the hung call out (finishing the task) before the grace begins.
+    const m = await openMaster(endpoints, clock, { workers: { endpoints: [fleet.url], timeoutSecs: 86_400 } });
     m.scheduler.start();
     await m.store.enqueue('merge_wal', 'hung');
     await eventually(async () => expect((await m.store.listTasks({ state: 'running' })).total).toBe(1));
