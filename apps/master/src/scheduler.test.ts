@@ -104,7 +104,10 @@ describe('Scheduler', () => {
       ['failed', 'target'],
       ['failed', 'target'],
     ]);
-    expect(brokenTasks[0]!.error).toMatch(/merged 0 generations across 0\/1 workers; .*HTTP 500.*Not found/);
+    // The cause first: the worker's own error, then the summary.
+    expect(brokenTasks[0]!.error).toMatch(
+      /^http:\/\/.*: HTTP 500: Not found.* \(merged 0 generations across 0\/1 workers\)$/,
+    );
 
     const cooling = (await (await m.request('/api/v1/scheduler/cooldowns')).json()) as TaskCooldown[];
     expect(cooling).toHaveLength(1);

@@ -54,6 +54,24 @@ export function bound(text: string): string {
   return sanitizeError(text, OUTCOME_TEXT_MAX);
 }
 
+/**
+ * How much of the first worker's error leads a failure's text: short enough that the summary
+ * after it survives the cooldown's 512-character `last_error`.
+ */
+const CAUSE_MAX = 400;
+
+/**
+ * A failure's text, the cause first: the first worker's own error, then `(summary)`, then the
+ * other workers' errors. Operators read the head of the text (a dashboard column, a log line, a
+ * cooldown's bounded `last_error`); a summary first made every failure of a kind start alike.
+ */
+export function causeFirst(errors: readonly string[], summary: string): string {
+  const [first, ...rest] = errors;
+  if (first === undefined) return bound(summary);
+  const cause = sanitizeError(first, CAUSE_MAX);
+  return bound(`${cause} (${summary})${rest.length > 0 ? `; ${rest.join('; ')}` : ''}`);
+}
+
 /** Calls one worker's per-store route, timing the call. */
 export async function callStoreRoute<T>(
   endpoint: string,
@@ -131,7 +149,7 @@ export async function runOnOwners<T>(
 }
 
 /**
- * The outcome of an owners fan-out (DESIGN §3.2), the cause first: done when some worker did the
+ * The outcome of an owners fan-out (DESIGN §3.2): done when some worker did the
  * work and no owner failed (in fallback mode an unreachable worker passed over is only noted);
  * failed `target` when a worker answered with an error or none owns the store; failed
  * `infrastructure` when no worker answered at all.
@@ -154,7 +172,7 @@ export function ownersOutcome<T>(
   const progress = run.replies.length > 0 ? `; ${done} on ${run.replies.length}/${run.workers.length} workers` : '';
   return {
     ok: false,
-    error: bound(`${verb} failed: ${run.errors.join('; ')}${progress}`),
+    error: causeFirst(run.errors, `${verb} failed${progress}`),
     errorClass: run.httpErrors > 0 ? 'target' : 'infrastructure',
   };
 }

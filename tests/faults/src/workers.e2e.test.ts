@@ -24,10 +24,10 @@ const SLACK_MS = 1500;
 const WORKER_MESSAGE_MAX = 512;
 /** A task's error is bounded to 2000 characters (packages/scheduler/src/executor.ts OUTCOME_TEXT_MAX). */
 const OUTCOME_TEXT_MAX = 2000;
-/** What the executors put before the worker's message, for one worker. */
-const PREFIX: Partial<Record<TaskKind, string>> = {
-  merge_wal: 'merged 0 generations across 0/1 workers; ',
-  compact: 'compaction failed: ',
+/** What the executors put after the worker's message (the cause first), for one worker. */
+const SUFFIX: Partial<Record<TaskKind, string>> = {
+  merge_wal: ' (merged 0 generations across 0/1 workers)',
+  compact: ' (compaction failed)',
 };
 // eslint-disable-next-line no-control-regex -- control characters are exactly what must not be there
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -180,15 +180,16 @@ describe('workers misbehave', () => {
     it(`a task against a worker that ${c.does} fails as ${c.errorClass} within the timeout, with a bounded, sanitised error`, async () => {
       const tasks = await Promise.all(c.kinds.map((kind) => run(kind, `${c.behaviour}.case`)));
       for (const t of tasks) {
-        const prefix = PREFIX[t.kind] ?? '';
+        const suffix = SUFFIX[t.kind] ?? '';
         const error = t.error ?? '';
         expect(t.state, `${t.kind}: ${error}`).toBe('failed');
         expect(t.error_class, `${t.kind}: ${error}`).toBe(c.errorClass);
-        // The executor's summary, the worker's label, then what went wrong.
-        expect(error.startsWith(`${prefix}${worker.url}: `), error).toBe(true);
+        // The cause first: the worker's label and what went wrong, then the executor's summary.
+        expect(error.startsWith(`${worker.url}: `), error).toBe(true);
+        expect(error.endsWith(suffix), error).toBe(true);
         expect(error).toMatch(c.error);
         expect(error).not.toMatch(CONTROL);
-        expect(error.length).toBeLessThanOrEqual(prefix.length + WORKER_MESSAGE_MAX);
+        expect(error.length).toBeLessThanOrEqual(suffix.length + WORKER_MESSAGE_MAX);
         expect(error.length).toBeLessThanOrEqual(OUTCOME_TEXT_MAX);
         const ms = (t.finished_at ?? Infinity) - (t.started_at ?? 0);
         expect(ms).toBeLessThanOrEqual(TIMEOUT_MS + SLACK_MS);

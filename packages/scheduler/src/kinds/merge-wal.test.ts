@@ -1,4 +1,4 @@
-import type { TaskOutcome } from '@maintd/core';
+import { type TaskOutcome, sanitizeError } from '@maintd/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type StubReply, type StubWorker, refusedUrl, startStubWorker } from '../testing/stub-worker.js';
 import { runMergeWal } from './merge-wal.js';
@@ -73,7 +73,9 @@ describe('runMergeWal', () => {
     const r = await runMergeWal('broken', deps([a.url, b.url]));
     const f = failed(r.outcome);
     expect(f.errorClass).toBe('target');
-    expect(f.error).toBe(`merged 0 generations across 1/2 workers; ${b.url}: HTTP 500: Not found: /srv/data/abc.lance`);
+    expect(f.error).toBe(
+      `${b.url}: HTTP 500: Not found: /srv/data/abc.lance (merged 0 generations across 1/2 workers)`,
+    );
   });
 
   it('is done when one worker errors but another made progress, noting the error', async () => {
@@ -90,7 +92,7 @@ describe('runMergeWal', () => {
     const f = failed(r.outcome);
     expect(f.errorClass).toBe('infrastructure');
     expect(f.error).toBe(
-      `merged 0 generations across 0/2 workers; ${urls[0]}: connection refused; ${urls[1]}: connection refused`,
+      `${urls[0]}: connection refused (merged 0 generations across 0/2 workers); ${urls[1]}: connection refused`,
     );
     expect(r.attempts.map((x) => x.result)).toEqual(['transport_error', 'transport_error']);
   });
@@ -157,9 +159,17 @@ describe('runMergeWal', () => {
     const f = failed(r.outcome);
     expect(f.errorClass).toBe('infrastructure');
     expect(f.error).toMatch(pattern);
-    expect(f.error.startsWith(`merged 0 generations across 0/1 workers; ${w.url}: `)).toBe(true);
+    expect(f.error.startsWith(`${w.url}: `)).toBe(true);
+    expect(f.error).toContain(' (merged 0 generations across 0/1 workers)');
     expect(f.error.length).toBeLessThanOrEqual(2000);
     expect(f.error).not.toMatch(CONTROL);
+  });
+
+  it('leads with the cause and keeps the summary within a cooldown’s 512 characters, however long the worker’s error', async () => {
+    const w = await stub({ status: 500, body: { error: `Not found: /data/${'f'.repeat(1000)}.lance` } });
+    const f = failed((await runMergeWal('s', deps([w.url]))).outcome);
+    expect(f.error.startsWith(`${w.url}: HTTP 500: Not found: /data/fff`)).toBe(true);
+    expect(sanitizeError(f.error)).toContain('(merged 0 generations across 0/1 workers)');
   });
 
   it('sends the worker token as a bearer header', async () => {
@@ -171,7 +181,7 @@ describe('runMergeWal', () => {
   it('strips terminal escape sequences from worker error text', async () => {
     const w = await stub({ status: 500, body: { error: '\u001b[31mdisk on fire\u001b[0m\r\n\u009b2J' } });
     const f = failed((await runMergeWal('s', deps([w.url]))).outcome);
-    expect(f.error).toBe(`merged 0 generations across 0/1 workers; ${w.url}: HTTP 500: disk on fire`);
+    expect(f.error).toBe(`${w.url}: HTTP 500: disk on fire (merged 0 generations across 0/1 workers)`);
   });
 
   it('bounds the error of a large fleet that fails everywhere', async () => {
@@ -180,7 +190,8 @@ describe('runMergeWal', () => {
     );
     const f = failed((await runMergeWal('s', deps(urls.map((w) => w.url)))).outcome);
     expect(f.error.length).toBe(2000);
-    expect(f.error.startsWith('merged 0 generations across 0/12 workers; ')).toBe(true);
+    expect(f.error.startsWith(`${urls[0]!.url}: HTTP 500: eee`)).toBe(true);
+    expect(f.error).toContain('e (merged 0 generations across 0/12 workers); ');
   });
 
   it('percent-encodes the store name and trims trailing slashes of endpoints', async () => {

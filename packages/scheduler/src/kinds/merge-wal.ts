@@ -6,6 +6,7 @@ import {
   NO_ENDPOINTS_ERROR,
   type WorkerAttempt,
   bound,
+  causeFirst,
   callStoreRoute,
   checkTarget,
 } from '../executor.js';
@@ -78,7 +79,7 @@ export async function runMergeWal(target: string, deps: ExecutorDeps): Promise<M
   } else {
     outcome = {
       ok: false,
-      error: bound(`${summary}; ${errors.join('; ')}`),
+      error: causeFirst(errors, summary),
       errorClass: httpErrors > 0 ? 'target' : 'infrastructure',
     };
   }
