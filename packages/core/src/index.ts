@@ -36,6 +36,8 @@ export {
   ErrorClassSchema,
   type MasterInfo,
   MasterInfoSchema,
+  type ParkRecord,
+  ParkRecordSchema,
   type StoreStats,
   StoreStatsSchema,
   type SweepMark,
@@ -54,7 +56,9 @@ export {
   type TaskState,
   TaskStateSchema,
   encodeCooldown,
+  encodePark,
   encodeTask,
+  isParked,
   isTerminal,
 } from './model.js';
 export {
@@ -89,6 +93,7 @@ export {
   type FinishResult,
   type HeldLock,
   type ListTasksQuery,
+  type ParkOptions,
   type RecordFailureResult,
   type RecoveryResult,
   type TaskOutcome,

@@ -53,6 +53,10 @@ export interface Keys {
   cooldown(kind: TaskKind, target: string): string;
   /** `P/cooldown/<kind>/`, or `P/cooldown/` for every kind. */
   cooldownPrefix(kind?: TaskKind): string;
+  /** `P/parked/<kind>/<hex>`: an operator’s park of (kind, target); no lease, it lasts until released. */
+  parked(kind: TaskKind, target: string): string;
+  /** `P/parked/<kind>/`, or `P/parked/` for every kind. */
+  parkedPrefix(kind?: TaskKind): string;
   /** `P/stats/<hex>`: the store’s aggregated stats row. */
   stats(target: string): string;
   /** `P/stats/`. */
@@ -89,6 +93,8 @@ export function keysFor(prefix = DEFAULT_PREFIX): Keys {
     dedupeKindPrefix: (kind) => `${p}/dedupe/${kind}/`,
     cooldown: (kind, target) => `${p}/cooldown/${kind}/${targetHex(target)}`,
     cooldownPrefix: (kind) => (kind ? `${p}/cooldown/${kind}/` : `${p}/cooldown/`),
+    parked: (kind, target) => `${p}/parked/${kind}/${targetHex(target)}`,
+    parkedPrefix: (kind) => (kind ? `${p}/parked/${kind}/` : `${p}/parked/`),
     stats: (target) => `${p}/stats/${targetHex(target)}`,
     statsPrefix: `${p}/stats/`,
     master: (id) => `${p}/masters/${id}`,

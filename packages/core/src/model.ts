@@ -123,6 +123,43 @@ export const TaskCooldownSchema = z
 /** Consecutive-failure bookkeeping for one (kind, target). `until_ms` is null below the threshold. */
 export type TaskCooldown = z.infer<typeof TaskCooldownSchema>;
 
+/**
+ * Schema of an operator's park at `P/parked/<kind>/<hex>`: the sweeps leave this kind on this store
+ * alone until the park is released (or until `until_ms`). Stored without a lease: a park is a
+ * decision, it must not age out like a failure count does.
+ */
+export const ParkRecordSchema = z
+  .object({
+    kind: TaskKindSchema.describe('The kind the sweeps no longer enqueue on this store'),
+    target: TargetSchema.describe('The parked store'),
+    reason: z
+      .string()
+      .min(1)
+      .max(512)
+      .describe('Why the operator parked it: 1–512 characters, control characters stripped'),
+    by: z
+      .string()
+      .min(1)
+      .max(512)
+      .describe(
+        'Who parked it: `token@<client address>` when the bearer token authenticated the request, else the client address',
+      ),
+    parked_at_ms: z.number().int().nonnegative().describe('When it was parked, in milliseconds since the Unix epoch'),
+    until_ms: z
+      .number()
+      .int()
+      .nonnegative()
+      .nullable()
+      .describe(
+        'When the park lapses by itself, in milliseconds since the Unix epoch; null: it lasts until released. A lapsed park counts as not parked',
+      ),
+  })
+  .describe(
+    "An operator's decision to keep the automatic sweeps off one kind on one store, with who made it, when and why. Manual tasks still run.",
+  );
+/** An operator's park of one (kind, target): who, when, why and until when (null: until released). */
+export type ParkRecord = z.infer<typeof ParkRecordSchema>;
+
 /** Schema of one store's aggregated stats row at `P/stats/<hex>`. */
 export const StoreStatsSchema = z
   .object({
@@ -214,6 +251,26 @@ export function encodeCooldown(c: TaskCooldown): string {
     last_failure_ms: c.last_failure_ms,
     last_task_id: c.last_task_id,
   });
+}
+
+/** Encodes a park record with a fixed field order. */
+export function encodePark(p: ParkRecord): string {
+  return JSON.stringify({
+    kind: p.kind,
+    target: p.target,
+    reason: p.reason,
+    by: p.by,
+    parked_at_ms: p.parked_at_ms,
+    until_ms: p.until_ms,
+  });
+}
+
+/**
+ * Whether a park keeps the sweeps off its target at `nowMs`: present, and either open-ended or
+ * not yet past its `until_ms`. A lapsed park's key stays until released, but gates nothing.
+ */
+export function isParked(park: ParkRecord | undefined, nowMs: number): boolean {
+  return park !== undefined && (park.until_ms === null || nowMs < park.until_ms);
 }
 
 /** True for `done` and `failed`. */

@@ -2,7 +2,16 @@ import { type Clock, systemClock } from './clock.js';
 import { type CooldownPolicy, DEFAULT_COOLDOWN_POLICY } from './cooldown-policy.js';
 import { type Keys, keysFor } from './keys.js';
 import type { Kv } from './kv/port.js';
-import type { ErrorClass, MasterInfo, StoreStats, TaskCooldown, TaskKind, TaskRecord, TaskSource } from './model.js';
+import type {
+  ErrorClass,
+  MasterInfo,
+  ParkRecord,
+  StoreStats,
+  TaskCooldown,
+  TaskKind,
+  TaskRecord,
+  TaskSource,
+} from './model.js';
 import { type Random, cryptoRandom } from './random.js';
 import { DEFAULT_SESSION_TTL_SECS, Session, type SessionEvent } from './session.js';
 import { type Claim, Claimer } from './store/claimer.js';
@@ -18,6 +27,7 @@ import {
   type TaskOutcome,
 } from './store/lifecycle.js';
 import { KnownRecords, LocalClaims } from './store/local-state.js';
+import { type ParkOptions, ParkStore } from './store/park-store.js';
 import { StatsStore } from './store/stats.js';
 
 export type { Claim } from './store/claimer.js';
@@ -25,6 +35,7 @@ export type { CooldownRead, RecordFailureResult } from './store/cooldown-store.j
 export type { HeldLock } from './store/coordination.js';
 export type { ListTasksQuery, TaskPage } from './store/history.js';
 export type { CooldownEffect, EnqueueResult, FinishResult, RecoveryResult, TaskOutcome } from './store/lifecycle.js';
+export type { ParkOptions } from './store/park-store.js';
 
 /**
  * The defaults of the store's options (DESIGN §2.5, §2.6): written once here, and used as the
@@ -90,6 +101,7 @@ export class TaskStore {
   readonly #claimer: Claimer;
   readonly #history: TaskHistory;
   readonly #cooldowns: CooldownStore;
+  readonly #parks: ParkStore;
   readonly #stats: StatsStore;
   readonly #coordination: Coordination;
 
@@ -116,7 +128,8 @@ export class TaskStore {
       pruneEvery: Math.max(1, o.pruneEvery ?? 50),
     });
     this.#stats = new StatsStore(ctx);
-    this.#cooldowns = new CooldownStore(ctx, this.policy);
+    this.#parks = new ParkStore(ctx);
+    this.#cooldowns = new CooldownStore(ctx, this.policy, this.#parks);
     this.#coordination = new Coordination(ctx);
     this.#claimer = new Claimer(ctx, known, claims);
     this.#lifecycle = new TaskLifecycle(
@@ -270,6 +283,38 @@ export class TaskStore {
   /** Targets of `kind` with an active window, in one prefix read: what a sweep skips. */
   coolingTargets(kind: TaskKind, nowMs?: number): Promise<Set<string>> {
     return this.#cooldowns.coolingTargets(kind, nowMs);
+  }
+
+  // ---------------------------------------------------------------- parks
+
+  /**
+   * Parks (kind, target): the sweeps skip it until {@link TaskStore.unpark} (or until
+   * `untilMs`), manual tasks still run, and a success does not release it. Replaces an earlier
+   * park of the same pair. The reason and who parked it are sanitised and bounded to 512
+   * characters; an empty reason, or an `untilMs` not in the future, is a {@link ValidationError}.
+   */
+  park(kind: TaskKind, target: string, options: ParkOptions): Promise<ParkRecord> {
+    return this.#parks.park(kind, target, options);
+  }
+
+  /** Releases the park of (kind, target), lapsed or not; true if there was one. */
+  unpark(kind: TaskKind, target: string): Promise<boolean> {
+    return this.#parks.unpark(kind, target);
+  }
+
+  /** The park of (kind, target), lapsed or not (see `isParked`). */
+  getPark(kind: TaskKind, target: string): Promise<ParkRecord | undefined> {
+    return this.#parks.getPark(kind, target);
+  }
+
+  /** Every park (of one kind, or all), lapsed ones included, ordered by kind then target. */
+  listParks(options: { readonly kind?: TaskKind } = {}): Promise<ParkRecord[]> {
+    return this.#parks.listParks(options);
+  }
+
+  /** Targets of `kind` with a park in force at `nowMs` (default now), in one prefix read: what a sweep skips. */
+  parkedTargets(kind: TaskKind, nowMs?: number): Promise<Set<string>> {
+    return this.#parks.parkedTargets(kind, nowMs);
   }
 
   // ---------------------------------------------------------------- stats

@@ -13,6 +13,7 @@ import {
 import { type ErrorClass, type TaskCooldown, type TaskKind, TaskCooldownSchema, encodeCooldown } from '../model.js';
 import { decode } from './codec.js';
 import type { StoreContext } from './context.js';
+import type { ParkStore } from './park-store.js';
 import { scan } from './scan.js';
 
 const COOLDOWN_ATTEMPTS = 64;
@@ -55,10 +56,13 @@ export function cooldownRead(found: KeyValue | undefined): CooldownRead {
 export class CooldownStore {
   readonly #ctx: StoreContext;
   readonly #policy: CooldownPolicy;
+  readonly #parks: ParkStore;
 
-  constructor(ctx: StoreContext, policy: CooldownPolicy) {
+  /** `parks`: read by the fleet guard, which leaves parked targets out of the cooling count. */
+  constructor(ctx: StoreContext, policy: CooldownPolicy, parks: ParkStore) {
     this.#ctx = ctx;
     this.#policy = policy;
+    this.#parks = parks;
   }
 
   /**
@@ -122,11 +126,15 @@ export class CooldownStore {
 
   async #fleetState(kind: TaskKind, target: string, now: number): Promise<FleetState> {
     // The fleet is every store with a stats row, whichever kind it needs.
-    const [stats, cooling] = await Promise.all([
+    const [stats, cooling, parked] = await Promise.all([
       this.#ctx.kv.range(this.#ctx.keys.statsPrefix, { countOnly: true }),
       this.coolingTargets(kind, now),
+      this.#parks.parkedTargets(kind, now),
     ]);
     cooling.delete(target);
+    // A parked store is an operator's decision, not the scheduler giving up on a failing fleet:
+    // parking many broken stores must not stop the next broken one from cooling.
+    for (const t of parked) cooling.delete(t);
     return { knownStores: stats.count, coolingOthers: cooling.size };
   }
 

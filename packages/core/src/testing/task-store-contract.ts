@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClaimLostError, StoreUnavailableError } from '../errors.js';
 import { createIdGenerator } from '../ids.js';
-import type { TaskKind } from '../model.js';
+import { type TaskKind, isParked } from '../model.js';
 import { seededRandom } from '../random.js';
 import { type Claim, TaskStore, type TaskStoreOptions } from '../task-store.js';
 import { type KvHarness, interceptKv, withClockRunning } from './harness.js';
@@ -497,6 +497,108 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         await s.finish(await claimOrFail(s, ['merge_wal']), { ok: true, detail: 'ok' });
         expect(await s.activeTargets('merge_wal')).toEqual(new Set(['b']));
         expect(await s.activeTargets('compact')).toEqual(new Set(['c']));
+      });
+    });
+
+    describe('parks', () => {
+      it('parks a target with who, when and why, lists it, and releases it', async () => {
+        const s = await open();
+        await h.clock.advance(5000);
+        const record = await s.park('compact', 'broken-1', {
+          reason: 'manifest names a lost fragment',
+          by: 'token@10.0.0.7',
+        });
+        expect(record).toEqual({
+          kind: 'compact',
+          target: 'broken-1',
+          reason: 'manifest names a lost fragment',
+          by: 'token@10.0.0.7',
+          parked_at_ms: h.clock.now(),
+          until_ms: null,
+        });
+        await s.park('merge_wal', 'broken-2', { reason: 'r', by: '127.0.0.1' });
+        expect(await s.getPark('compact', 'broken-1')).toEqual(record);
+        expect(await s.getPark('merge_wal', 'broken-1')).toBeUndefined();
+        expect((await s.listParks()).map((p) => `${p.kind}/${p.target}`)).toEqual([
+          'compact/broken-1',
+          'merge_wal/broken-2',
+        ]);
+        expect(await s.listParks({ kind: 'compact' })).toEqual([record]);
+        expect(await s.parkedTargets('compact')).toEqual(new Set(['broken-1']));
+        expect(await s.unpark('compact', 'broken-1')).toBe(true);
+        expect(await s.unpark('compact', 'broken-1')).toBe(false);
+        expect(await s.getPark('compact', 'broken-1')).toBeUndefined();
+        expect(await s.parkedTargets('compact')).toEqual(new Set());
+      });
+
+      it('lets a park lapse at its until_ms, keeping its key until released', async () => {
+        const s = await open();
+        const until = h.clock.now() + 60_000;
+        const record = await s.park('merge_wal', 'x', { reason: 'maintenance window', by: '::1', untilMs: until });
+        expect(record.until_ms).toBe(until);
+        expect(isParked(record, until - 1)).toBe(true);
+        expect(await s.parkedTargets('merge_wal')).toEqual(new Set(['x']));
+        await h.clock.advance(60_000);
+        expect(await s.parkedTargets('merge_wal')).toEqual(new Set());
+        expect(isParked(await s.getPark('merge_wal', 'x'), h.clock.now())).toBe(false);
+        expect(await s.listParks()).toEqual([record]);
+        expect(await s.unpark('merge_wal', 'x')).toBe(true);
+      });
+
+      it('replaces an earlier park of the same pair, sanitising and bounding its text', async () => {
+        const s = await open();
+        await s.park('compact', 'x', { reason: 'first', by: 'a' });
+        const second = await s.park('compact', 'x', { reason: `\u001b[31mred\u001b[0m\n${'y'.repeat(600)}`, by: 'b' });
+        expect(second.reason.startsWith('red y')).toBe(true);
+        expect(second.reason.length).toBe(512);
+        expect(await s.listParks()).toEqual([second]);
+      });
+
+      it('rejects an empty reason, an until not in the future and a bad target, writing nothing', async () => {
+        const s = await open();
+        await expect(s.park('compact', 'x', { reason: '', by: 'a' })).rejects.toMatchObject({ field: 'reason' });
+        await expect(s.park('compact', 'x', { reason: '\u0007\u0007', by: 'a' })).rejects.toMatchObject({
+          field: 'reason',
+        });
+        await expect(s.park('compact', 'x', { reason: 'r', by: 'a', untilMs: h.clock.now() })).rejects.toMatchObject({
+          field: 'untilMs',
+        });
+        await expect(s.park('compact', '../x', { reason: 'r', by: 'a' })).rejects.toMatchObject({ field: 'target' });
+        expect(await s.listParks()).toEqual([]);
+      });
+
+      it('keeps the park when a manual task succeeds, while the success clears the cooldown', async () => {
+        const s = await open({ cooldown: { afterFailures: 1, maxPercent: 100 } });
+        await s.recordFailure('compact', 'broken', 't0', 'Not found', 'target');
+        await s.park('compact', 'broken', { reason: 'known broken', by: 'a' });
+        await s.enqueue('compact', 'broken', { source: 'manual' });
+        const ok = await s.finish(await claimOrFail(s, ['compact']), { ok: true, detail: 'fixed' });
+        expect(ok.cooldown).toEqual({ type: 'cleared', existed: true });
+        expect(await s.getCooldown('compact', 'broken')).toBeUndefined();
+        expect(await s.parkedTargets('compact')).toEqual(new Set(['broken']));
+      });
+
+      it('leaves parked targets out of the fleet guard: parking broken stores lets the next one cool', async () => {
+        const s = await open({ cooldown: { afterFailures: 1, maxPercent: 25 } });
+        await s.putStats(
+          Array.from({ length: 8 }, (_, i) => ({
+            name: `s${i}`,
+            pending_wal_generations: 10,
+            fragment_count: 1,
+            row_count: 1,
+            owners: [],
+            scanned_at: 0,
+          })),
+        );
+        const cools = async (i: number): Promise<boolean> => {
+          const r = await s.recordFailure('compact', `s${i}`, `t${i}`, 'e', 'target');
+          return r.action === 'write' && r.cooling;
+        };
+        expect([await cools(0), await cools(1), await cools(2)]).toEqual([true, true, true]);
+        await s.park('compact', 's0', { reason: 'broken', by: 'a' });
+        await s.park('compact', 's1', { reason: 'broken', by: 'a' });
+        // Cooling others: s2 (and then s3); the parked s0 and s1 do not count.
+        expect([await cools(3), await cools(4), await cools(5)]).toEqual([true, true, false]);
       });
     });
 

@@ -1,0 +1,93 @@
+import { sanitizeError } from '../cooldown-policy.js';
+import { ValidationError } from '../errors.js';
+import { targetFromHex } from '../keys.js';
+import {
+  type ParkRecord,
+  type TaskKind,
+  ParkRecordSchema,
+  TargetSchema,
+  TaskKindSchema,
+  encodePark,
+  isParked,
+} from '../model.js';
+import { decode, parseInput } from './codec.js';
+import type { StoreContext } from './context.js';
+import { scan } from './scan.js';
+
+/** Longest `reason` and `by` kept on a park, in code points. */
+const PARK_TEXT_MAX = 512;
+
+/** What an operator says when parking a (kind, target): see {@link ParkStore.park}. */
+export interface ParkOptions {
+  /** Why: 1–512 characters once control characters are stripped. */
+  readonly reason: string;
+  /** Who: e.g. `token@10.0.0.7`, or the client address. */
+  readonly by: string;
+  /** When the park lapses by itself (ms since the Unix epoch, in the future); null or absent: until released. */
+  readonly untilMs?: number | null;
+}
+
+/**
+ * Operators' parks (DESIGN §2.7): records the sweeps consult beside the cooldowns, written and
+ * deleted only by an operator. Unlike a cooldown record a park has no lease and no policy: it
+ * is a decision, and nothing but a release (or its own `until_ms`) ends it.
+ */
+export class ParkStore {
+  readonly #ctx: StoreContext;
+
+  constructor(ctx: StoreContext) {
+    this.#ctx = ctx;
+  }
+
+  /** Writes (or replaces) the park of (kind, target), stamped with the clock's now. */
+  async park(kind: TaskKind, target: string, options: ParkOptions): Promise<ParkRecord> {
+    const { kv, keys, clock } = this.#ctx;
+    const k = parseInput(TaskKindSchema, kind, 'kind');
+    const t = parseInput(TargetSchema, target, 'target');
+    // Shown verbatim by the dashboard: the same sanitising as a worker's error text.
+    const reason = sanitizeError(String(options.reason), PARK_TEXT_MAX);
+    if (reason.length === 0) {
+      throw new ValidationError('invalid reason: must contain text other than control characters', {
+        field: 'reason',
+      });
+    }
+    const by = sanitizeError(String(options.by), PARK_TEXT_MAX);
+    if (by.length === 0) throw new ValidationError('invalid by: must name who parks', { field: 'by' });
+    const now = clock.now();
+    const untilMs = options.untilMs ?? null;
+    if (untilMs !== null && (!Number.isSafeInteger(untilMs) || untilMs <= now)) {
+      throw new ValidationError('invalid untilMs: must be a time in the future (ms since the Unix epoch)', {
+        field: 'untilMs',
+      });
+    }
+    const record: ParkRecord = { kind: k, target: t, reason, by, parked_at_ms: now, until_ms: untilMs };
+    await kv.put(keys.parked(k, t), encodePark(record));
+    return record;
+  }
+
+  async unpark(kind: TaskKind, target: string): Promise<boolean> {
+    return (await this.#ctx.kv.delete(this.#ctx.keys.parked(kind, target))) > 0;
+  }
+
+  async getPark(kind: TaskKind, target: string): Promise<ParkRecord | undefined> {
+    const found = await this.#ctx.kv.get(this.#ctx.keys.parked(kind, target));
+    return found ? decode(ParkRecordSchema, found) : undefined;
+  }
+
+  async listParks(options: { readonly kind?: TaskKind }): Promise<ParkRecord[]> {
+    const out: ParkRecord[] = [];
+    for await (const found of scan(this.#ctx.kv, this.#ctx.keys.parkedPrefix(options.kind))) {
+      out.push(decode(ParkRecordSchema, found));
+    }
+    return out;
+  }
+
+  async parkedTargets(kind: TaskKind, nowMs = this.#ctx.clock.now()): Promise<Set<string>> {
+    const prefix = this.#ctx.keys.parkedPrefix(kind);
+    const out = new Set<string>();
+    for await (const found of scan(this.#ctx.kv, prefix)) {
+      if (isParked(decode(ParkRecordSchema, found), nowMs)) out.add(targetFromHex(found.key.slice(prefix.length)));
+    }
+    return out;
+  }
+}
