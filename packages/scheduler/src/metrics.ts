@@ -20,6 +20,8 @@ export interface Metrics {
   readonly cooldownCleared: Counter<'kind' | 'reason'>;
   readonly guardOverflow: Counter<'kind'>;
   readonly sweepSkipped: Counter<'kind' | 'reason'>;
+  /** Parks in force per kind, fleet-wide, as this master's watch sees them (set when scraped). */
+  readonly parked: Gauge<'kind'>;
   readonly casConflicts: Counter<'op'>;
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   readonly httpDuration: Histogram<'method' | 'route'>;
@@ -107,8 +109,14 @@ export function createMetrics(options: { readonly processMetrics?: boolean } = {
     }),
     sweepSkipped: new Counter({
       name: 'master_sweep_skipped_total',
-      help: 'Over-threshold stores a sweep did not enqueue, by kind and reason (cooldown, active).',
+      help: 'Over-threshold stores a sweep did not enqueue, by kind and reason (parked, cooldown, active).',
       labelNames: ['kind', 'reason'],
+      registers,
+    }),
+    parked: new Gauge({
+      name: 'master_task_parked',
+      help: 'Targets an operator parked (the sweeps skip them until released), by kind, fleet-wide as this master sees them.',
+      labelNames: ['kind'],
       registers,
     }),
     casConflicts: new Counter({
@@ -136,6 +144,7 @@ export function createMetrics(options: { readonly processMetrics?: boolean } = {
     m.cooldowns.inc({ kind }, 0);
     m.guardOverflow.inc({ kind }, 0);
     m.queueDepth.set({ kind }, 0);
+    m.parked.set({ kind }, 0);
     for (const result of ['success', 'failed']) m.tasks.inc({ kind, result }, 0);
   }
   return m;

@@ -86,6 +86,52 @@ describe('Scheduler over the kind registry', () => {
     );
   });
 
+  it('skips a parked store in sweeps and follow-ups, runs a manual task on it whose success keeps the park, and sweeps it again once released', async () => {
+    const { fleet, s } = await setup({ parked: { fragments: 40 }, other: { fragments: 40 } }, { afterFailures: 1 });
+    await s.store.recordFailure('compact', 'parked', 'earlier', 'Not found: …', 'target');
+    await s.store.park('compact', 'parked', { reason: 'manifest names a lost fragment', by: 'test' });
+    await s.store.park('index_id', 'parked', { reason: 'same store', by: 'test' });
+    await s.scheduler.scanOnce();
+    // Parked wins over cooling: the store counts once, as parked.
+    expect(await s.scheduler.sweepOnce('compact')).toMatchObject({
+      candidates: 2,
+      enqueued: 1,
+      skipped: { parked: 1, cooldown: 0, active: 0 },
+    });
+    await s.store.enqueue('compact', 'parked', { source: 'manual' });
+    s.scheduler.start();
+    const tasks = await drained(s);
+    expect(tasks.map((t) => [t.kind, t.target, t.state, t.source]).sort()).toEqual(
+      [
+        ['compact', 'other', 'done', 'sweep'],
+        ['compact', 'parked', 'done', 'manual'],
+        ['index_id', 'other', 'done', 'sweep'],
+      ].sort(),
+    );
+    expect(fleet.calls('compact', 'parked')).toBe(1);
+    // The success cleared the failure count, never the park.
+    expect(await s.store.getCooldown('compact', 'parked')).toBeUndefined();
+    expect(await s.store.getPark('compact', 'parked')).toMatchObject({ reason: 'manifest names a lost fragment' });
+    const metrics = await s.metrics.registry.metrics();
+    expect(metrics).toMatch(/^master_sweep_skipped_total\{kind="compact",reason="parked"\} 1$/m);
+    expect(metrics).toMatch(/^master_sweep_skipped_total\{kind="index_id",reason="parked"\} 1$/m);
+
+    fleet.stores.get('parked')!.fragments = 40;
+    await s.scheduler.scanOnce();
+    expect(await s.scheduler.sweepOnce('compact')).toMatchObject({ enqueued: 0, skipped: { parked: 1 } });
+    expect(await s.store.unpark('compact', 'parked')).toBe(true);
+    expect(await s.scheduler.sweepOnce('compact')).toMatchObject({ enqueued: 1, skipped: { parked: 0 } });
+  });
+
+  it('lets a park with an end time lapse: the sweep after it enqueues the store again', async () => {
+    const { s, clock } = await setup({ parked: { fragments: 40 } });
+    await s.store.park('compact', 'parked', { reason: 'until the restore', by: 'test', untilMs: clock.now() + 60_000 });
+    await s.scheduler.scanOnce();
+    expect(await s.scheduler.sweepOnce('compact')).toMatchObject({ enqueued: 0, skipped: { parked: 1 } });
+    await clock.advance(60_000);
+    expect(await s.scheduler.sweepOnce('compact')).toMatchObject({ enqueued: 1, skipped: { parked: 0 } });
+  });
+
   it('gives every kind with a sweep its own periodic job and threshold setting', () => {
     const sweeping = KIND_NAMES.filter((k: TaskKind) => kindSpec(k).sweep !== undefined);
     expect(sweeping).toEqual(['merge_wal', 'compact']);

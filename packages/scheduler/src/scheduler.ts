@@ -8,6 +8,7 @@ import {
   StoreUnavailableError,
   type TaskKind,
   isCooling,
+  isParked,
   type TaskOutcome,
   type TaskStore,
 } from '@maintd/core';
@@ -46,7 +47,8 @@ export interface SweepSummary {
   readonly kind: TaskKind;
   readonly candidates: number;
   readonly enqueued: number;
-  readonly skipped: { readonly cooldown: number; readonly active: number };
+  /** Over-threshold stores not enqueued: parked by an operator, cooling, or with an active task. */
+  readonly skipped: { readonly parked: number; readonly cooldown: number; readonly active: number };
 }
 
 /** Result of one stats scan. */
@@ -219,14 +221,15 @@ export class Scheduler {
   }
 
   /**
-   * One sweep: stores over the kind's threshold, biggest backlog first, minus cooling targets
-   * and targets with an active task, enqueued up to SWEEP_MAX_NEW_TASKS. Three prefix reads
-   * plus one transaction per new task.
+   * One sweep: stores over the kind's threshold, biggest backlog first, minus parked targets,
+   * cooling targets and targets with an active task, enqueued up to SWEEP_MAX_NEW_TASKS. Four
+   * prefix reads (parks are few: that one is small) plus one transaction per new task.
    */
   async sweepOnce(kind: TaskKind): Promise<SweepSummary> {
     const { store, config, metrics, logger } = this.#d;
-    const [rows, cooling, active] = await Promise.all([
+    const [rows, parked, cooling, active] = await Promise.all([
       store.listStats(),
+      store.parkedTargets(kind),
       store.coolingTargets(kind),
       store.activeTargets(kind),
     ]);
@@ -238,9 +241,13 @@ export class Scheduler {
       .filter((r) => metric(r) >= threshold)
       .sort((a, b) => metric(b) - metric(a) || (a.name < b.name ? -1 : 1));
     let enqueued = 0;
-    const skipped = { cooldown: 0, active: 0 };
+    const skipped = { parked: 0, cooldown: 0, active: 0 };
     for (const row of candidates) {
       if (enqueued >= config.sweeps.maxNewTasks) break;
+      if (parked.has(row.name)) {
+        skipped.parked++;
+        continue;
+      }
       if (cooling.has(row.name)) {
         skipped.cooldown++;
         continue;
@@ -257,6 +264,7 @@ export class Scheduler {
         skipped.active++;
       }
     }
+    if (skipped.parked > 0) metrics.sweepSkipped.inc({ kind, reason: 'parked' }, skipped.parked);
     if (skipped.cooldown > 0) metrics.sweepSkipped.inc({ kind, reason: 'cooldown' }, skipped.cooldown);
     if (skipped.active > 0) metrics.sweepSkipped.inc({ kind, reason: 'active' }, skipped.active);
     logger.info({ kind, candidates: candidates.length, enqueued, skipped }, `${kind} sweep queued ${enqueued} task(s)`);
@@ -455,8 +463,8 @@ export class Scheduler {
 
   /**
    * Enqueues the kinds that follow a success of `kind` (e.g. index_id after a compaction that
-   * added fragments): source `sweep`, deduped, and skipped while the target cools for that kind,
-   * as a sweep would. Best-effort: the finished task's outcome is committed already.
+   * added fragments): source `sweep`, deduped, and skipped while the target is parked or cools
+   * for that kind, as a sweep would. Best-effort: the finished task's outcome is committed already.
    */
   async #followUps(kind: TaskKind, target: string, facts: Readonly<Record<string, number>>): Promise<void> {
     const { store, metrics, logger, clock } = this.#d;
@@ -464,7 +472,11 @@ export class Scheduler {
       const follows = kindSpec(next).follows;
       if (!follows || follows.after !== kind || !follows.when(facts)) continue;
       try {
-        const cooldown = await store.getCooldown(next, target);
+        const [park, cooldown] = await Promise.all([store.getPark(next, target), store.getCooldown(next, target)]);
+        if (isParked(park, clock.now())) {
+          metrics.sweepSkipped.inc({ kind: next, reason: 'parked' });
+          continue;
+        }
         if (cooldown && isCooling(cooldown, clock.now())) {
           metrics.sweepSkipped.inc({ kind: next, reason: 'cooldown' });
           continue;

@@ -142,6 +142,7 @@ describe('the OpenAPI document', () => {
         'GET /api/v1/masters',
         'GET /api/v1/openapi.json',
         'GET /api/v1/scheduler/cooldowns',
+        'GET /api/v1/scheduler/policy',
         'GET /api/v1/stores',
         'GET /api/v1/tasks',
         'GET /api/v1/tasks/{id}',
@@ -150,6 +151,7 @@ describe('the OpenAPI document', () => {
         'GET /metrics',
         'GET /readyz',
         'POST /api/v1/tasks',
+        'PUT /api/v1/scheduler/cooldowns/{kind}/{target}',
       ].sort(),
     );
   });
@@ -204,7 +206,7 @@ describe('the OpenAPI document', () => {
     expect(missing).toEqual([]);
     expect(unitless).toEqual([]);
     // The walk did see the models (not an empty document).
-    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['TaskRecord', 'Cooldown', 'Store', 'MasterInfo']));
+    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['TaskRecord', 'Cooldown', 'Park', 'CooldownPolicy', 'Store', 'MasterInfo']));
   });
 
   it('declares the servers, and the event payloads as components', () => {

@@ -5,7 +5,10 @@
  */
 import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
 import {
+  type CooldownPolicy,
   MasterInfoSchema,
+  type ParkRecord,
+  ParkRecordSchema,
   StoreStatsSchema,
   TargetSchema,
   type TaskCooldown,
@@ -13,6 +16,7 @@ import {
   TaskKindSchema,
   TaskRecordSchema,
   TaskStateSchema,
+  isParked,
 } from '@maintd/core';
 
 /** Largest request body accepted (DESIGN §3.4). */
@@ -28,45 +32,161 @@ export const ErrorSchema = z
 const Task = TaskRecordSchema.meta({ id: 'TaskRecord' });
 const TaskId = z.uuid({ version: 'v7' });
 
-const { kind, target, failures, until_ms: untilMs, ...cooldownRest } = TaskCooldownSchema.shape;
+const {
+  kind,
+  target,
+  until_ms: untilMs,
+  last_error: lastError,
+  last_error_class: lastErrorClass,
+  first_failure_ms: firstFailureMs,
+  last_failure_ms: lastFailureMs,
+  last_task_id: lastTaskId,
+} = TaskCooldownSchema.shape;
+
+/** ISO 8601 text of a time in ms since the Unix epoch (millisecond precision, UTC). */
+const iso = (ms: number): string => new Date(ms).toISOString();
+
 /**
- * A cooldown as the API serves it: the stored {@link TaskCooldown} plus `until`, the window's
- * end as ISO 8601 text. `until` is derived when serving and never stored, so the stored record
- * has one source of truth for the window's end.
+ * Where a (kind, store) stands, as the list's `state` filter and the dashboard use it: `parked`
+ * (an operator's park is in force; it wins over the rest), `cooling` (a window is open),
+ * `below` (failures counted, none opened a window) or `lapsed` (the window ended; the count stays
+ * until a success or the record's lease ends).
+ */
+export const CooldownStateSchema = z
+  .enum(['cooling', 'below', 'lapsed', 'parked'])
+  .describe(
+    'Where this kind on this store stands: `parked` (an operator park is in force: the sweeps skip it until released), `cooling` (a cooldown window is open: the sweeps skip it until `until`), `below` (failures counted, below the threshold: no window) or `lapsed` (the window ended; the count stays, so the next failure opens a doubled window)',
+  );
+/** Where a (kind, store) stands: `cooling`, `below`, `lapsed` or `parked`. */
+export type CooldownState = z.infer<typeof CooldownStateSchema>;
+
+const park = ParkRecordSchema.shape;
+/** A park as the API serves it inside a cooldown entry: the stored record with ISO 8601 times beside the ms ones. */
+export const ParkViewSchema = z
+  .object({
+    reason: park.reason,
+    by: park.by,
+    parked_at_ms: park.parked_at_ms,
+    parked_at: z.iso
+      .datetime()
+      .describe('`parked_at_ms` (milliseconds since the Unix epoch) as an ISO 8601 UTC timestamp'),
+    until_ms: park.until_ms,
+    until: z.iso
+      .datetime()
+      .nullable()
+      .describe('`until_ms` as an ISO 8601 UTC timestamp; null when the park lasts until released'),
+  })
+  .meta({
+    id: 'Park',
+    description:
+      'The park in force on this kind on this store (absent from a cooldown entry when not parked; a lapsed park counts as not parked): the sweeps skip it until it is released (DELETE) or `until`; manual tasks still run and a success does not release it',
+  });
+/** A park as the API serves it. */
+export type ParkView = z.infer<typeof ParkViewSchema>;
+
+/**
+ * One (kind, store) as the cooldown list serves it: its failure-cooldown record (with `until`,
+ * the window's end as ISO 8601 text, derived when served so the stored record has one source of
+ * truth), merged with its park when one is in force, and its `state`. A parked store that never
+ * failed has `failures` 0, null `until_ms`/`until`, an empty `last_error`, and none of the
+ * failure-only fields.
  */
 export const CooldownSchema = z
   .object({
     kind,
     target,
-    failures,
-    until_ms: untilMs,
+    state: CooldownStateSchema,
+    failures: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe(
+        'Consecutive failures of this kind on this store (a count); a success resets it. 0 for a parked store with no failure record',
+      ),
+    until_ms: untilMs.describe(
+      'End of the cooldown window, in milliseconds since the Unix epoch; null below the failure threshold (counted, no window) and for a parked store with no failure record',
+    ),
     until: z.iso
       .datetime()
       .nullable()
       .describe('`until_ms` as an ISO 8601 UTC timestamp (millisecond precision); null when `until_ms` is null'),
-    ...cooldownRest,
+    last_error: lastError.describe(
+      'Error message of the latest counted failure: at most 512 characters, control characters stripped; empty for a parked store with no failure record',
+    ),
+    last_error_class: lastErrorClass.optional(),
+    first_failure_ms: firstFailureMs.optional(),
+    last_failure_ms: lastFailureMs.optional(),
+    last_task_id: lastTaskId.optional(),
+    // No description of its own: the property is a reference to the `Park` component, which has one.
+    parked: ParkViewSchema.optional(),
   })
   .meta({
     id: 'Cooldown',
     description:
-      'Consecutive-failure bookkeeping of one kind on one store, as stored, plus `until` (derived when served, not stored)',
+      'One kind on one store as the sweeps see it: its consecutive-failure bookkeeping as stored plus `until` (derived when served, not stored), its park when one is in force, and its `state`. `last_error_class`, `first_failure_ms`, `last_failure_ms` and `last_task_id` are absent for a parked store with no failure record.',
   });
-/** A cooldown record as the API serves it. */
+/** A cooldown entry as the API serves it. */
 export type CooldownView = z.infer<typeof CooldownSchema>;
 
-/** The API's view of a stored cooldown: the record with `until` beside `until_ms`. */
-export function cooldownView(c: TaskCooldown): CooldownView {
+/** The state of a (kind, store) with this record and park at `nowMs`; undefined when it has neither. */
+export function cooldownState(
+  cooldown: TaskCooldown | undefined,
+  parked: ParkRecord | undefined,
+  nowMs: number,
+): CooldownState | undefined {
+  if (isParked(parked, nowMs)) return 'parked';
+  if (!cooldown) return undefined;
+  if (cooldown.until_ms === null) return 'below';
+  return cooldown.until_ms > nowMs ? 'cooling' : 'lapsed';
+}
+
+/**
+ * The API's view of one (kind, store) at `nowMs`: its cooldown record with `until` beside
+ * `until_ms`, merged with its park when one is in force. Null when there is neither a record nor
+ * a park in force (a lapsed park alone is not shown: it gates nothing).
+ */
+export function cooldownView(
+  cooldown: TaskCooldown | undefined,
+  parked: ParkRecord | undefined,
+  nowMs: number,
+): CooldownView | null {
+  const state = cooldownState(cooldown, parked, nowMs);
+  if (state === undefined) return null;
+  const p = state === 'parked' ? parked : undefined;
+  const parkView: ParkView | undefined = p && {
+    reason: p.reason,
+    by: p.by,
+    parked_at_ms: p.parked_at_ms,
+    parked_at: iso(p.parked_at_ms),
+    until_ms: p.until_ms,
+    until: p.until_ms === null ? null : iso(p.until_ms),
+  };
+  if (!cooldown) {
+    const only = p!;
+    return {
+      kind: only.kind,
+      target: only.target,
+      state,
+      failures: 0,
+      until_ms: null,
+      until: null,
+      last_error: '',
+      parked: parkView!,
+    };
+  }
   return {
-    kind: c.kind,
-    target: c.target,
-    failures: c.failures,
-    until_ms: c.until_ms,
-    until: c.until_ms === null ? null : new Date(c.until_ms).toISOString(),
-    last_error: c.last_error,
-    last_error_class: c.last_error_class,
-    first_failure_ms: c.first_failure_ms,
-    last_failure_ms: c.last_failure_ms,
-    last_task_id: c.last_task_id,
+    kind: cooldown.kind,
+    target: cooldown.target,
+    state,
+    failures: cooldown.failures,
+    until_ms: cooldown.until_ms,
+    until: cooldown.until_ms === null ? null : iso(cooldown.until_ms),
+    last_error: cooldown.last_error,
+    last_error_class: cooldown.last_error_class,
+    first_failure_ms: cooldown.first_failure_ms,
+    last_failure_ms: cooldown.last_failure_ms,
+    last_task_id: cooldown.last_task_id,
+    ...(parkView ? { parked: parkView } : {}),
   };
 }
 
@@ -76,17 +196,35 @@ const StoreRow = z
     ...StoreStatsSchema.shape,
     cooldowns: z
       .array(Cooldown)
-      .describe("This store's cooldown records of every kind, below the threshold included; empty when none"),
+      .describe(
+        "This store's cooldown entries of every kind: failure records (below the threshold and lapsed included) and parks in force; empty when none",
+      ),
   })
   .openapi('Store', { description: "A store's stats row with its cooldown state" });
 const Master = MasterInfoSchema.meta({ id: 'MasterInfo' });
 const Limit = z.coerce.number().int().min(1).max(200).default(50).describe('Page size (items): 1–200, default 50');
 const Bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const Count = z.number().int().nonnegative();
-const NextCursor = z.string().nullable().describe('Pass as `cursor` to read the next page; null on the last page');
-const json = <S extends z.ZodType>(schema: S, description: string) => ({
+const NextCursor = z
+  .string()
+  .nullable()
+  .describe('Pass as `cursor` to read the next page (the `Link` header says the same); null on the last page');
+/**
+ * The paging convention of every paged list: the next page's URL in a `Link` header
+ * (RFC 8288, `rel="next"`), absent on the last page.
+ */
+export const PAGING_RULE =
+  'Paged: while more items follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288); it is absent on the last page.';
+const LinkHeader = z
+  .string()
+  .describe(
+    'The URL (path and query) of the next page, as `</api/v1/…?…&cursor=…>; rel="next"`; absent on the last page',
+  );
+const pageHeaders = { Link: LinkHeader.optional() };
+const json = <S extends z.ZodType>(schema: S, description: string, headers?: Record<string, z.ZodType>) => ({
   content: { 'application/json': { schema } },
   description,
+  ...(headers ? { headers: z.object(headers) } : {}),
 });
 const unavailable = json(ErrorSchema, 'The store (etcd) cannot be reached; retry later');
 const errors = {
@@ -160,7 +298,7 @@ export const listTasksRoute = createRoute({
   operationId: 'listTasks',
   tags: ['tasks'],
   summary: 'List tasks, newest first',
-  description: `One page of tasks matching the filters, newest first; follow \`next_cursor\` for the next page. ${LIST_RULE}`,
+  description: `One page of tasks matching the filters, newest first; follow \`next_cursor\` (or the \`Link\` header) for the next page. ${PAGING_RULE} ${LIST_RULE}`,
   security: OPEN,
   request: {
     query: z.object({
@@ -181,6 +319,7 @@ export const listTasksRoute = createRoute({
         })
         .openapi('TaskPage', { description: 'One page of tasks' }),
       'A page of tasks',
+      pageHeaders,
     ),
     ...errors,
   },
@@ -198,25 +337,108 @@ export const getTaskRoute = createRoute({
   responses: { 200: json(Task, 'The task'), 404: json(ErrorSchema, 'No such task'), ...errors },
 });
 
+/** Largest page of the paged cooldown list. */
+export const COOLDOWN_PAGE_MAX = 200;
+/** Orders of the paged cooldown list. */
+export const CooldownSortSchema = z
+  .enum(['until', 'failures', 'last_failure'])
+  .describe(
+    'Order of the page: `until` (the window’s end, soonest first; entries without one last), `failures` (most first) or `last_failure` (latest first; entries without a failure last). Ties by kind, then store name',
+  );
+/** Orders of the paged cooldown list. */
+export type CooldownSort = z.infer<typeof CooldownSortSchema>;
+/** The `state` filter of the paged cooldown list. */
+export const CooldownStateFilterSchema = z
+  .enum(['cooling', 'parked', 'below', 'lapsed'])
+  .describe('Only entries in this state; absent: `cooling` and `parked` (what the sweeps skip)');
+
 export const listCooldownsRoute = createRoute({
   method: 'get',
   path: '/api/v1/scheduler/cooldowns',
   operationId: 'listCooldowns',
   tags: ['cooldowns'],
-  summary: 'List cooldowns',
-  description: `The (kind, store) pairs the sweeps skip because their cooldown window is open; \`all=true\` adds the counters below the threshold (\`until_ms\` null). Each record carries \`until\`, the window's end as ISO 8601 text, derived when served (it is not stored). ${LIST_RULE}`,
+  summary: 'List cooldowns and parks',
+  description: `The (kind, store) pairs the sweeps skip: open cooldown windows and operator parks in force, each with its \`state\` and \`until\`, the window's end as ISO 8601 text (derived when served, not stored). Without \`limit\`, the whole list as one array, by kind then store (\`all=true\` adds the counters below the threshold and the lapsed windows). With \`limit\`, one page as an array, filtered by \`kind\` and \`state\` and ordered by \`sort\`; the \`X-Total-Count\` header counts every matching entry, and while more entries follow, the \`Link\` header holds the URL of the next page (\`<…>; rel="next"\`, RFC 8288; absent on the last page). Pages are served from this master's watch-maintained index of cooldowns and parks. ${LIST_RULE}`,
   security: OPEN,
   request: {
     query: z.object({
-      kind: TaskKindSchema.optional().describe('Only cooldowns of this kind'),
-      all: Bool.optional().describe('`true` or `1` adds the counters below the threshold; default false'),
+      kind: TaskKindSchema.optional().describe('Only entries of this kind'),
+      all: Bool.optional().describe(
+        'Without `limit` only: `true` or `1` adds the counters below the threshold and the lapsed windows; default false',
+      ),
+      limit: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(COOLDOWN_PAGE_MAX)
+        .optional()
+        .describe(`Page size (entries): 1–${COOLDOWN_PAGE_MAX}. Absent: the whole list, unpaged`),
+      cursor: z
+        .string()
+        .max(1024)
+        .regex(/^[A-Za-z0-9_-]+$/, 'must be a cursor from a previous page')
+        .optional()
+        .describe('With `limit`: the opaque cursor from the previous page’s `Link` header'),
+      state: CooldownStateFilterSchema.optional(),
+      sort: CooldownSortSchema.optional(),
     }),
   },
-  responses: { 200: json(z.array(Cooldown), 'Cooldown records'), ...errors },
+  responses: {
+    200: json(z.array(Cooldown), 'Cooldown entries (one page with `limit`)', {
+      Link: LinkHeader.optional(),
+      'X-Total-Count': z
+        .string()
+        .regex(/^[0-9]+$/)
+        .optional()
+        .describe('With `limit`: how many entries match `kind` and `state`, over all pages (a count)'),
+    }),
+    ...errors,
+  },
+});
+
+const ParkRequestSchema = z
+  .object({
+    reason: z.string().min(1).max(512).describe('Why the store is parked (1–512 characters), kept with the park'),
+    until: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe('When the park lapses by itself, an ISO 8601 time in the future; absent: until released'),
+  })
+  .strict()
+  .openapi('ParkRequest', { description: 'A park: why, and optionally until when' });
+
+export const parkRoute = createRoute({
+  method: 'put',
+  path: '/api/v1/scheduler/cooldowns/{kind}/{target}',
+  operationId: 'parkTarget',
+  tags: ['cooldowns'],
+  summary: 'Park a store with a reason',
+  description:
+    'Parks this kind on this store: the sweeps skip it until it is released (`DELETE`) or until `until`; manual tasks still run, and their success does not release the park (it still clears the failure count). The park keeps who parked it (`token@<client address>` when the bearer token authenticated the request, else the client address), when and why. Parking again replaces the reason, the time and `until`. Answers the merged cooldown entry (state `parked`), and a `cooldown` event follows on the event stream.',
+  security: MUTATION_SECURITY,
+  request: {
+    params: z.object({
+      kind: TaskKindSchema.describe('The kind the sweeps should stop enqueueing'),
+      target: TargetSchema.describe('The store to park'),
+    }),
+    body: {
+      required: true,
+      description: 'Why, and optionally until when',
+      content: { 'application/json': { schema: ParkRequestSchema } },
+    },
+  },
+  responses: {
+    200: json(Cooldown, 'Parked: the cooldown entry, state `parked`'),
+    ...mutationErrors,
+  },
 });
 
 const Deleted = z
-  .object({ deleted: Count.describe('How many cooldown records were deleted (a count; 1 for a single reset)') })
+  .object({
+    deleted: Count.describe(
+      'How many records were deleted (a count): cooldown records, plus the park for a single reset (so 1 or 2 there)',
+    ),
+  })
   .openapi('Deleted', { description: 'The outcome of an operator reset' });
 
 export const resetCooldownRoute = createRoute({
@@ -224,9 +446,9 @@ export const resetCooldownRoute = createRoute({
   path: '/api/v1/scheduler/cooldowns/{kind}/{target}',
   operationId: 'resetCooldown',
   tags: ['cooldowns'],
-  summary: 'Reset one cooldown',
+  summary: 'Reset one cooldown and release its park',
   description:
-    'Operator reset: deletes the cooldown record of this kind on this store, so that the next sweep may enqueue it again and its next failure counts from one.',
+    'Operator reset and release: deletes the cooldown record of this kind on this store and its park (lapsed or not), so that the next sweep may enqueue it again and its next failure counts from one. A `cooldown` event follows on the event stream.',
   security: MUTATION_SECURITY,
   request: {
     params: z.object({
@@ -236,7 +458,7 @@ export const resetCooldownRoute = createRoute({
   },
   responses: {
     200: json(Deleted, 'Reset'),
-    404: json(ErrorSchema, 'No cooldown record for this kind and target'),
+    404: json(ErrorSchema, 'Neither a cooldown record nor a park for this kind and target'),
     ...mutationErrors,
   },
 });
@@ -247,7 +469,8 @@ export const resetCooldownsRoute = createRoute({
   operationId: 'resetCooldowns',
   tags: ['cooldowns'],
   summary: 'Reset every cooldown (of one kind, or all)',
-  description: 'Operator bulk reset: deletes every cooldown record (of `kind`, when given) and returns how many.',
+  description:
+    'Operator bulk reset: deletes every cooldown record (of `kind`, when given) and returns how many. Parks stay: each is an operator decision with its own reason, released one by one (`DELETE /api/v1/scheduler/cooldowns/{kind}/{target}`).',
   security: MUTATION_SECURITY,
   request: { query: z.object({ kind: TaskKindSchema.optional().describe('Only cooldowns of this kind') }) },
   responses: {
@@ -256,13 +479,80 @@ export const resetCooldownsRoute = createRoute({
   },
 });
 
+/** The cooldown policy a master runs, as `GET /api/v1/scheduler/policy` serves it. */
+export const PolicySchema = z
+  .object({
+    threshold: Count.describe(
+      'Consecutive failures of a kind on a store before a cooldown window opens (`TASK_COOLDOWN_AFTER_FAILURES`; a count). 0: cooldowns are off',
+    ),
+    base_secs: Count.describe(
+      'Window length when the threshold is first reached, in seconds (`TASK_COOLDOWN_BASE_SECS`); each further failure doubles it',
+    ),
+    max_secs: Count.describe(
+      'Longest window, in seconds (`TASK_COOLDOWN_MAX_SECS`); also how long a failure count is kept',
+    ),
+    jitter: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe(
+        'Downward jitter fraction of a window (`TASK_COOLDOWN_JITTER`): a window is shortened by up to this fraction, the same on every master',
+      ),
+    kinds: z.array(TaskKindSchema).describe('The kinds whose failures are counted (`TASK_COOLDOWN_KINDS`)'),
+    guard_percent: z
+      .number()
+      .min(0)
+      .max(100)
+      .describe(
+        'Fleet guard (`TASK_COOLDOWN_MAX_PERCENT`, a percentage): no new window opens while more than this share of the stores already cools for that kind (parked stores are not counted)',
+      ),
+    count_infrastructure_failures: z
+      .boolean()
+      .describe(
+        'Whether failures where no worker answered count too (`TASK_COOLDOWN_COUNT_INFRA`); false: only errors a worker reported about the store count',
+      ),
+    master_id: z.string().describe('Id of the master that answered: the policy is each master’s own setting'),
+  })
+  .openapi('CooldownPolicy', {
+    description:
+      'The failure-cooldown policy of the master that answers. Every master reads its own settings: masters started with different settings apply different policies (each failure is counted by the master that ran the task, each sweep by the master that ran it). Ask each master to compare; `master_id` says which one answered.',
+  });
+/** The cooldown policy as the API serves it. */
+export type PolicyView = z.infer<typeof PolicySchema>;
+
+/** The API's view of a cooldown policy, run by master `masterId`. */
+export function policyView(policy: CooldownPolicy, masterId: string): PolicyView {
+  return {
+    threshold: policy.afterFailures,
+    base_secs: policy.baseSecs,
+    max_secs: policy.maxSecs,
+    jitter: policy.jitter,
+    kinds: [...policy.kinds],
+    guard_percent: policy.maxPercent,
+    count_infrastructure_failures: policy.countInfrastructure,
+    master_id: masterId,
+  };
+}
+
+export const policyRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/scheduler/policy',
+  operationId: 'getCooldownPolicy',
+  tags: ['cooldowns'],
+  summary: 'The cooldown policy this master runs',
+  description:
+    'The failure-cooldown settings of the master that answers (threshold, windows, jitter, kinds, fleet guard, whether infrastructure failures count). Each master answers for itself: masters that disagree are visible by asking each. Reads no store; never secret.',
+  security: OPEN,
+  responses: { 200: json(PolicySchema, 'The policy') },
+});
+
 export const storesRoute = createRoute({
   method: 'get',
   path: '/api/v1/stores',
   operationId: 'listStores',
   tags: ['fleet'],
   summary: 'List stores with their cooldown state',
-  description: `One page of the stats rows the latest scans wrote, by name, each with its cooldown records (with \`until\`, as in the cooldown list). ${LIST_RULE}`,
+  description: `One page of the stats rows the latest scans wrote, by name, each with its cooldown entries of every kind (as in the cooldown list: \`until\`, \`state\`, and the park when one is in force). ${PAGING_RULE} ${LIST_RULE}`,
   security: OPEN,
   request: {
     query: z.object({
@@ -286,6 +576,7 @@ export const storesRoute = createRoute({
         })
         .openapi('StorePage', { description: 'One page of stores' }),
       'A page of stores',
+      pageHeaders,
     ),
     ...errors,
   },
@@ -371,7 +662,7 @@ const TaskDeletedEventSchema = z
   .openapi('TaskDeletedEvent', { description: 'A finished task was pruned from the history' });
 const CooldownEventSchema = z
   .object({
-    type: z.literal('cooldown').describe('A cooldown record changed'),
+    type: z.literal('cooldown').describe('A cooldown record or a park changed'),
     revision: Revision,
     kind: TaskKindSchema.describe('The kind of the cooldown'),
     target: TargetSchema.describe('The store of the cooldown'),
@@ -379,10 +670,12 @@ const CooldownEventSchema = z
     cooldown: z
       .union([Cooldown, z.null()])
       .describe(
-        'The record after the change, with `until`; null when it was deleted (a success, an operator reset, or expiry)',
+        'The entry after the change, as the cooldown list serves it (record, park and `state` merged); null when neither a record nor a park in force is left (a success, an operator reset or release, or expiry)',
       ),
   })
-  .openapi('CooldownEvent', { description: 'A failure was counted, or a cooldown record was deleted' });
+  .openapi('CooldownEvent', {
+    description: 'A failure was counted, a cooldown record was deleted, or a store was parked or released',
+  });
 /** A change sent over `GET /api/v1/events` (the JSON `data` of a `task`, `task_deleted` or `cooldown` event). */
 export const MaintdEventSchema = z.discriminatedUnion('type', [
   TaskEventSchema,
@@ -430,9 +723,9 @@ export const eventsRoute = createRoute({
   path: '/api/v1/events',
   operationId: 'streamEvents',
   tags: ['events'],
-  summary: 'Stream task and cooldown changes',
+  summary: 'Stream task, cooldown and park changes',
   description:
-    "Server-sent events from this master's etcd watch of tasks and cooldowns. The stream opens with a `hello` event, then sends one `task`, `task_deleted` or `cooldown` event per change (`id:` is the etcd revision) and a `: keepalive` comment after 15 seconds without one. A client more than 1000 events behind gets an `overflow` event and the stream ends: reconnect and re-read the lists. Events carry no history: read the lists after `hello` to start from a consistent view.",
+    "Server-sent events from this master's etcd watch of tasks, cooldowns and parks. The stream opens with a `hello` event, then sends one `task`, `task_deleted` or `cooldown` event per change (`id:` is the etcd revision) and a `: keepalive` comment after 15 seconds without one. A client more than 1000 events behind gets an `overflow` event and the stream ends: reconnect and re-read the lists. Events carry no history: read the lists after `hello` to start from a consistent view.",
   security: OPEN,
   responses: {
     200: {
@@ -537,8 +830,10 @@ export const ROUTES = [
   listTasksRoute,
   getTaskRoute,
   listCooldownsRoute,
+  parkRoute,
   resetCooldownRoute,
   resetCooldownsRoute,
+  policyRoute,
   storesRoute,
   mastersRoute,
   workersRoute,
@@ -576,7 +871,10 @@ export const OPENAPI_INFO: Readonly<DocumentConfig> = {
   ],
   tags: [
     { name: 'tasks', description: 'Enqueue and read maintenance tasks' },
-    { name: 'cooldowns', description: 'Failure cooldowns: what the sweeps skip, and operator resets' },
+    {
+      name: 'cooldowns',
+      description: 'Failure cooldowns and parks: what the sweeps skip, the policy, operator resets, parks and releases',
+    },
     { name: 'fleet', description: 'Stores, masters and workers' },
     { name: 'events', description: 'Live task and cooldown changes' },
     { name: 'operations', description: 'Health, readiness, metrics and this document' },
