@@ -245,7 +245,8 @@ export class TaskStore {
    * Counts a failure of (kind, target) toward its cooldown: read, compute the next record with
    * the pure policy, CAS it on `mod_revision` under a fresh lease of `maxSecs` (so the count
    * outlives a lapsed window), and on conflict revoke that lease, back off 5–25 ms and retry.
-   * Idempotent per task id.
+   * Idempotent per task id. Concurrent calls for one (kind, target) on this instance commit
+   * together in one CAS (each still gets its own decision, as if applied in call order).
    */
   recordFailure(
     kind: TaskKind,

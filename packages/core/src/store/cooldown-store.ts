@@ -17,6 +17,8 @@ import type { ParkStore } from './park-store.js';
 import { scan } from './scan.js';
 
 const COOLDOWN_ATTEMPTS = 64;
+/** Lost CASes retried at once, with the winner's record read by the losing transaction. */
+const IMMEDIATE_RETRIES = 8;
 
 /** Result of {@link TaskStore.recordFailure}. */
 export type RecordFailureResult =
@@ -25,6 +27,13 @@ export type RecordFailureResult =
       /** CAS conflicts met before the write landed. */
       readonly conflicts: number;
     });
+
+/** One {@link CooldownStore.recordFailure} call waiting for its group's commit. */
+interface PendingFailure {
+  readonly report: FailureReport;
+  readonly resolve: (result: RecordFailureResult) => void;
+  readonly reject: (err: unknown) => void;
+}
 
 /**
  * A target's cooldown record as read at some revision, for a compare-and-swap on it: `record`
@@ -56,6 +65,10 @@ export function cooldownRead(found: KeyValue | undefined): CooldownRead {
 export class CooldownStore {
   readonly #ctx: StoreContext;
   readonly #policy: CooldownPolicy;
+  /** Failures waiting for the next group commit, by cooldown key. */
+  readonly #waiting = new Map<string, PendingFailure[]>();
+  /** Cooldown keys with a group commit in flight. */
+  readonly #committing = new Set<string>();
   readonly #parks: ParkStore;
 
   /** `parks`: read by the fleet guard, which leaves parked targets out of the cooling count. */
@@ -66,37 +79,98 @@ export class CooldownStore {
   }
 
   /**
-   * Read, decide, then CAS on `mod_revision` under a fresh lease of `maxSecs`, so the count
-   * outlives a lapsed window. A conflict revokes that lease (else it would linger unused until
-   * its TTL) and retries after a jittered 5–25 ms, so that contenders do not collide again.
+   * Counts one failure. Concurrent failures of one (kind, target) on this instance are committed
+   * together (group commit): the first starts a CAS of every report waiting at that moment,
+   * applied in arrival order; reports that arrive meanwhile form the next group. A CAS storm
+   * between instances then has one contender per instance, not one per failure.
    */
-  async recordFailure(
+  recordFailure(
     kind: TaskKind,
     target: string,
     taskId: string,
     error: string,
     errorClass: ErrorClass,
   ): Promise<RecordFailureResult> {
-    const { kv, keys } = this.#ctx;
-    const key = keys.cooldown(kind, target);
-    const report = { kind, target, taskId, error, errorClass };
-    let conflicts = 0;
-    for (let attempt = 0; attempt < COOLDOWN_ATTEMPTS; attempt++) {
-      if (attempt > 0) await this.backoff();
-      const found = await kv.get(key);
-      const prev = found ? decode(TaskCooldownSchema, found) : undefined;
-      const decision = await this.decide(report, prev);
-      if (decision.action !== 'write') return decision;
-      const lease = await this.grantLease();
-      const res = await kv.txn(
-        [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
-        [{ type: 'put', key, value: encodeCooldown(decision.record), lease: lease.id }],
-      );
-      if (res.succeeded) return { ...decision, conflicts };
-      conflicts++;
-      await lease.revoke().catch(() => undefined);
+    const key = this.#ctx.keys.cooldown(kind, target);
+    return new Promise((resolve, reject) => {
+      const pending: PendingFailure = { report: { kind, target, taskId, error, errorClass }, resolve, reject };
+      const waiting = this.#waiting.get(key);
+      if (waiting) waiting.push(pending);
+      else this.#waiting.set(key, [pending]);
+      if (!this.#committing.has(key)) void this.#commitGroups(key);
+    });
+  }
+
+  /** Commits the groups waiting on `key`, one after another, until none is left. */
+  async #commitGroups(key: string): Promise<void> {
+    this.#committing.add(key);
+    try {
+      for (let group = this.#waiting.get(key); group; group = this.#waiting.get(key)) {
+        this.#waiting.delete(key);
+        try {
+          const results = await this.#commitGroup(key, group.map((p) => p.report));
+          group.forEach((p, i) => p.resolve(results[i]!));
+        } catch (err) {
+          for (const p of group) p.reject(err);
+        }
+      }
+    } finally {
+      this.#committing.delete(key);
     }
-    throw new ContentionError(`cooldown for ${kind} '${target}' contended past ${COOLDOWN_ATTEMPTS} attempts`);
+  }
+
+  /**
+   * Read, decide each report in turn, then CAS the last record on `mod_revision` under a lease of
+   * `maxSecs`, so the count outlives a lapsed window. A lost CAS reads the winner's record in the
+   * same transaction and retries at once (each round has a winner, so a storm drains); only
+   * after {@link IMMEDIATE_RETRIES} losses does it back off a jittered 5–25 ms. The lease is
+   * granted once per group and revoked if it ends unused.
+   */
+  async #commitGroup(key: string, reports: readonly FailureReport[]): Promise<RecordFailureResult[]> {
+    const { kv } = this.#ctx;
+    let conflicts = 0;
+    let lease: Lease | undefined;
+    let found = await kv.get(key);
+    try {
+      for (let attempt = 0; attempt < COOLDOWN_ATTEMPTS; attempt++) {
+        if (attempt > IMMEDIATE_RETRIES) {
+          await this.backoff();
+          found = await kv.get(key);
+        }
+        let record = found ? decode(TaskCooldownSchema, found) : undefined;
+        const decisions: CooldownDecision[] = [];
+        let writes = false;
+        for (const report of reports) {
+          const decision = await this.decide(report, record);
+          decisions.push(decision);
+          if (decision.action === 'write') {
+            record = decision.record;
+            writes = true;
+          }
+        }
+        if (!writes || !record) return decisions as RecordFailureResult[];
+        lease ??= await this.grantLease();
+        const res = await kv.txn(
+          [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
+          [{ type: 'put', key, value: encodeCooldown(record), lease: lease.id }],
+          [{ type: 'get', key }],
+        );
+        if (res.succeeded) {
+          lease = undefined;
+          return decisions.map((d) => (d.action === 'write' ? { ...d, conflicts } : d));
+        }
+        conflicts++;
+        const current = res.results[0];
+        found = current?.type === 'get' ? current.kv : undefined;
+      }
+    } finally {
+      // Unused: it would otherwise linger until its TTL.
+      if (lease) await lease.revoke().catch(() => undefined);
+    }
+    const [first] = reports;
+    throw new ContentionError(
+      `cooldown for ${first?.kind ?? '?'} '${first?.target ?? '?'}' contended past ${COOLDOWN_ATTEMPTS} attempts`,
+    );
   }
 
   /**

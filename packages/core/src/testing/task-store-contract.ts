@@ -672,6 +672,27 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         expect((await s.getCooldown('compact', 'hot'))?.failures).toBe(12);
       });
 
+      it('commits concurrent failures of one target on one instance together, each with its own decision', async () => {
+        const kv = await h.connect();
+        let writes = 0;
+        const counting = interceptKv(kv, (forward, compares, success, failure) => {
+          if (success.some((op) => op.type === 'put' && op.key.includes('/cooldown/'))) writes++;
+          return forward(compares, success, failure);
+        });
+        const s = await open({ kv: counting, cooldown: { afterFailures: 100 } });
+        const results = await run(
+          Promise.all(
+            Array.from({ length: 12 }, (_, i) => s.recordFailure('compact', 'hot', `t${i}`, 'err', 'target')),
+          ),
+        );
+        // The first call's CAS goes alone; the 11 that arrive while it is in flight share one.
+        expect(writes).toBe(2);
+        expect(results.map((r) => (r.action === 'write' ? r.record.failures : 0))).toEqual(
+          Array.from({ length: 12 }, (_, i) => i + 1),
+        );
+        expect((await s.getCooldown('compact', 'hot'))?.failures).toBe(12);
+      });
+
       it('loses no count among 64 concurrent failures spread over 6 instances', async () => {
         const six = await Promise.all(Array.from({ length: 6 }, () => open({ cooldown: { afterFailures: 100 } })));
         const results = await run(
