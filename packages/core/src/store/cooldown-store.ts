@@ -108,7 +108,10 @@ export class CooldownStore {
       for (let group = this.#waiting.get(key); group; group = this.#waiting.get(key)) {
         this.#waiting.delete(key);
         try {
-          const results = await this.#commitGroup(key, group.map((p) => p.report));
+          const results = await this.#commitGroup(
+            key,
+            group.map((p) => p.report),
+          );
           group.forEach((p, i) => p.resolve(results[i]!));
         } catch (err) {
           for (const p of group) p.reject(err);
