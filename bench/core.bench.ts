@@ -128,7 +128,17 @@ async function drain(
         if (counting && compares.length === 0) reads++;
         return r;
       });
-      return TaskStore.open({ kv: counted, prefix, masterId: `drain-${i}` });
+      // Registered like real masters: peers share the queue by the registrations they see.
+      const masterId = `drain-${i}`;
+      const info = {
+        id: masterId,
+        host: 'bench',
+        pid: process.pid,
+        version: 'bench',
+        started_at: 0,
+        pools: { merge: 4 },
+      };
+      return TaskStore.open({ kv: counted, prefix, masterId, info });
     }),
   );
   // Enqueued through a store that claims nothing, so no claimer starts with remembered records.

@@ -7,12 +7,17 @@ import type { StoreContext } from './context.js';
 import { dependencyVerdict, failDependent } from './dependencies.js';
 import { type CooldownRead, cooldownRead } from './cooldown-store.js';
 import type { KnownRecord, KnownRecords, LocalClaims } from './local-state.js';
+import { rendezvousOwner } from './rendezvous.js';
 
 const QUEUE_PAGE = 256;
 /** Widest window of queue candidates a claimer that keeps losing races picks its next try from. */
 const CLAIM_SPREAD_MAX = 32;
 /** Candidate records read in one transaction ahead of claim attempts. */
 const READ_AHEAD = 8;
+/** How long one read of the live masters decides which queued tasks are this master's share. */
+const PEERS_TTL_MS = 5000;
+/** Ownership verdicts remembered; cleared beyond this (a queue page is 256 per kind). */
+const MINE_MEMO_MAX = 16_384;
 /** What `#tryClaim` returns when another claimer took the task first. */
 const LOST = Symbol('lost');
 
@@ -38,8 +43,12 @@ interface Candidate {
 }
 
 /**
- * Claims queued tasks: FIFO across kinds, one running task per target, dependencies checked,
- * and contention with other masters spread over the oldest few candidates.
+ * Claims queued tasks: FIFO across kinds, one running task per target, dependencies checked.
+ * With other masters alive, each first claims its own share of a queue page (rendezvous hashing
+ * of task ids over the registrations at `P/masters/`), so masters do not race for the same head;
+ * only when a page holds none of its share does it take the others' (which also covers a peer
+ * that died or stalls). FIFO thus loosens to "oldest of one's share within the oldest page";
+ * contention that remains is spread over the oldest few candidates.
  */
 export class Claimer {
   readonly #ctx: StoreContext;
@@ -49,6 +58,11 @@ export class Claimer {
   #spread = 1;
   /** Queue page reads in flight, by queue prefix (see #queuePage). */
   readonly #pagesInFlight = new Map<string, Promise<RangeResult>>();
+  /** The live masters' ids (this one included) and when they were read. */
+  #peers: { readonly ids: readonly string[]; readonly readAt: number } | undefined;
+  #peersInFlight: Promise<readonly string[]> | undefined;
+  /** Whether a task id is this master's share, for the current {@link #peers}. */
+  readonly #mine = new Map<string, boolean>();
 
   constructor(ctx: StoreContext, known: KnownRecords, claims: LocalClaims) {
     this.#ctx = ctx;
@@ -84,6 +98,8 @@ export class Claimer {
         for (const kv of page.kvs) candidates.push({ kind, id: kv.key.slice(prefix.length) });
       }
       candidates.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const peers = await this.#livePeers();
+      if (peers.length > 1) this.#ownShareFirst(candidates, peers);
       this.#spreadFrom(candidates, 0, spread);
       for (let i = 0; i < candidates.length; i++) {
         const c = candidates[i]!;
@@ -143,6 +159,46 @@ export class Claimer {
       const r = res.results[n];
       into.set(id, r?.type === 'get' ? r.kv : undefined);
     });
+  }
+
+  /** Reorders `candidates` (stably) so that this master's share comes first. */
+  #ownShareFirst(candidates: Candidate[], peers: readonly string[]): void {
+    const self = this.#ctx.masterId;
+    const mine: Candidate[] = [];
+    const theirs: Candidate[] = [];
+    for (const c of candidates) {
+      let own = this.#mine.get(c.id);
+      if (own === undefined) {
+        if (this.#mine.size >= MINE_MEMO_MAX) this.#mine.clear();
+        own = rendezvousOwner(c.id, peers) === self;
+        this.#mine.set(c.id, own);
+      }
+      (own ? mine : theirs).push(c);
+    }
+    candidates.splice(0, candidates.length, ...mine, ...theirs);
+  }
+
+  /**
+   * The live masters, this one included, read at most every {@link PEERS_TTL_MS}: a master that
+   * joins is given a share a few seconds late, and one that dies keeps one until its registration
+   * lapses, which is harmless since the others take a share that no one claims.
+   */
+  async #livePeers(): Promise<readonly string[]> {
+    const now = this.#ctx.clock.now();
+    if (this.#peers && now - this.#peers.readAt < PEERS_TTL_MS) return this.#peers.ids;
+    this.#peersInFlight ??= (async () => {
+      const prefix = this.#ctx.keys.mastersPrefix;
+      const res = await this.#ctx.kv.range(prefix, { keysOnly: true });
+      const ids = new Set(res.kvs.map((kv) => kv.key.slice(prefix.length)));
+      ids.add(this.#ctx.masterId);
+      const sorted = [...ids].sort();
+      if (sorted.join('\0') !== this.#peers?.ids.join('\0')) this.#mine.clear();
+      this.#peers = { ids: sorted, readAt: now };
+      return sorted;
+    })().finally(() => {
+      this.#peersInFlight = undefined;
+    });
+    return this.#peersInFlight;
   }
 
   /** Swaps into `list[at]` an entry drawn from the `width` entries starting there. */

@@ -4,6 +4,7 @@ import { ClaimLostError, StoreUnavailableError } from '../errors.js';
 import { createIdGenerator } from '../ids.js';
 import { type TaskKind, isParked } from '../model.js';
 import { seededRandom } from '../random.js';
+import { rendezvousOwner } from '../store/rendezvous.js';
 import { type Claim, TaskStore, type TaskStoreOptions } from '../task-store.js';
 import { type KvHarness, interceptKv, withClockRunning } from './harness.js';
 
@@ -118,6 +119,25 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         const won = claims.find(Boolean)!;
         expect(won.task).toMatchObject({ state: 'running', attempt: 1 });
         expect(await a.queueDepth()).toBe(0);
+      });
+
+      it('claims its own share of the queue first when other masters are registered, then theirs', async () => {
+        const info = { host: 'test', pid: 1, version: 'test', started_at: 0, pools: { general: 1 } };
+        const a = await open({ info });
+        const b = await open({ info });
+        const ids: string[] = [];
+        for (let i = 0; i < 12; i++) ids.push((await a.enqueue('compact', `share-${i}`)).task.id);
+        const peers = [a.masterId, b.masterId];
+        const mine = ids.filter((id) => rendezvousOwner(id, peers) === a.masterId);
+        const theirs = ids.filter((id) => rendezvousOwner(id, peers) !== a.masterId);
+        expect(mine.length).toBeGreaterThan(0);
+        expect(theirs.length).toBeGreaterThan(0);
+        const order: string[] = [];
+        for (let claim = await a.claimNext(['compact']); claim; claim = await a.claimNext(['compact'])) {
+          order.push(claim.task.id);
+        }
+        // Own share oldest first, then the peer's (it claimed none), oldest first.
+        expect(order).toEqual([...mine, ...theirs]);
       });
 
       it('never runs a merge_wal and a compact on the same target at once', async () => {

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { rendezvousOwner } from './rendezvous.js';
+
+const ids = Array.from(
+  { length: 6000 },
+  (_, i) => `0190f${i.toString(16).padStart(3, '0')}-7a00-7000-8000-${'0'.repeat(12)}`,
+);
+const masters = ['m-a', 'm-b', 'm-c', 'm-d', 'm-e', 'm-f'];
+
+describe('rendezvousOwner', () => {
+  it('names the same owner whatever the order of the member list', () => {
+    for (const id of ids.slice(0, 200)) {
+      expect(rendezvousOwner(id, [...masters].reverse())).toBe(rendezvousOwner(id, masters));
+    }
+  });
+
+  it('gives each of six masters about a sixth of ids that differ only in their last characters', () => {
+    const share = new Map<string, number>();
+    for (const id of ids) {
+      const owner = rendezvousOwner(id, masters)!;
+      share.set(owner, (share.get(owner) ?? 0) + 1);
+    }
+    for (const m of masters) {
+      expect(share.get(m) ?? 0).toBeGreaterThan(ids.length / 6 / 1.3);
+      expect(share.get(m) ?? 0).toBeLessThan((ids.length / 6) * 1.3);
+    }
+  });
+
+  it('moves only the leaving master’s ids when a master leaves', () => {
+    const rest = masters.filter((m) => m !== 'm-c');
+    for (const id of ids) {
+      const before = rendezvousOwner(id, masters);
+      if (before !== 'm-c') expect(rendezvousOwner(id, rest)).toBe(before);
+    }
+  });
+
+  it('has no owner without members', () => {
+    expect(rendezvousOwner(ids[0]!, [])).toBeUndefined();
+  });
+});
