@@ -86,7 +86,9 @@ async function run(masters: number, endpoints: string[], etcdMetrics: string, wo
   const urls: string[] = [];
   for (let i = 0; i < masters; i++) {
     const port = await freePort();
-    spawnNode([join(root, 'apps/master/bin/maintd.js')], {
+    // BENCH_PROFILE=<dir> writes each master's CPU profile there (open in Chrome DevTools).
+    const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+    spawnNode([...profile, join(root, 'apps/master/bin/maintd.js')], {
       ETCD_ENDPOINTS: endpoints.join(','),
       ETCD_PREFIX: prefix,
       MASTER_HOST: '127.0.0.1',

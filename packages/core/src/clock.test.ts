@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from './clock.js';
+import { FakeClock, systemClock } from './clock.js';
 
 describe('FakeClock', () => {
   it('moves only when told, waking sleepers in deadline order', async () => {
@@ -40,5 +40,19 @@ describe('FakeClock', () => {
   it('refuses to move backwards', async () => {
     const clock = new FakeClock(100);
     await expect(clock.set(50)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('systemClock', () => {
+  it('sleeps for real and rejects an aborted sleep with the signal’s own reason', async () => {
+    const t0 = performance.now();
+    await systemClock.sleep(20);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(15);
+    const reason = new Error('woken');
+    const ctl = new AbortController();
+    const sleeping = systemClock.sleep(60_000, ctl.signal);
+    ctl.abort(reason);
+    await expect(sleeping).rejects.toBe(reason);
+    await expect(systemClock.sleep(10, ctl.signal)).rejects.toBe(reason);
   });
 });

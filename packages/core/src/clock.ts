@@ -1,5 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
-
 /**
  * The one source of time in maintd. Core code never reads the wall clock or starts a timer
  * itself, so windows, leases and sweeps can be driven deterministically by {@link FakeClock}.
@@ -13,11 +11,29 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-/** The real clock, for production wiring. */
+/**
+ * The real clock, for production wiring. Its sleep rejects with the signal's own reason, as
+ * {@link FakeClock} does: `timers/promises` would build an `AbortError` with a stack trace on
+ * every abort, and the scheduler aborts a pool's sleep to wake it for each queued task.
+ */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: async (ms, signal) => {
-    await delay(Math.max(0, ms), undefined, signal ? { signal } : undefined);
+  sleep: (ms, signal) => {
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        reject(abortReason(signal));
+      };
+      const timer = setTimeout(
+        () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        Math.max(0, ms),
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   },
 };
 
