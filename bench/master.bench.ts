@@ -1,7 +1,9 @@
 /**
  * pnpm bench:master — the master's sweep cost and API throughput against a real etcd, as
  * ratios to baselines measured in the same run (one prefix read of the same stats rows; a bare
- * Hono route), plus the master's RSS with a large history.
+ * Hono route), plus the master's RSS with a large history. Goals of the API part (issue #16): a
+ * page of 100 cooldowns at 10k cooling targets at ≥ 0.3 of the bare route, and ≤ 150 MB RSS
+ * with 50 readers of pages.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -296,6 +298,16 @@ try {
     const baseline = await load(`http://127.0.0.1:${barePort}/`);
     const tasks = await load(`http://127.0.0.1:${masterPort}/api/v1/tasks?limit=50`);
     const rssTasks = await rss();
+    // The dashboard's read: the first page of 100, served from the master's watch index.
+    const pageUrl = `http://127.0.0.1:${masterPort}/api/v1/scheduler/cooldowns?limit=100`;
+    const first = await fetch(pageUrl);
+    const firstPage = (await first.json()) as unknown[];
+    if (firstPage.length !== 100 || first.headers.get('x-total-count') !== '10000' || !first.headers.get('link')) {
+      throw new Error(`unexpected first page: ${firstPage.length} items of ${first.headers.get('x-total-count')}`);
+    }
+    const paged = await load(pageUrl);
+    const rssPaged = await rss();
+    // Existing clients' read: the whole list, unpaged (about 3 MB).
     const cooldowns = await load(`http://127.0.0.1:${masterPort}/api/v1/scheduler/cooldowns`);
     const rssCooldowns = await rss();
     console.log('\n## API under 50 connections (autocannon), 100k tasks of history, 10k cooling targets\n');
@@ -304,15 +316,17 @@ try {
     for (const [name, r] of [
       ['bare Hono `GET /` (baseline)', baseline],
       ['`GET /api/v1/tasks?limit=50`', tasks],
-      ['`GET /api/v1/scheduler/cooldowns`', cooldowns],
+      ['`GET /api/v1/scheduler/cooldowns?limit=100` (goal ≥ 0.3)', paged],
+      ['`GET /api/v1/scheduler/cooldowns` (unpaged, about 3 MB)', cooldowns],
     ] as const) {
       console.log(`| ${name} | ${r.rps.toFixed(0)} | ${r.p99} | ${r.errors} | ${(r.rps / baseline.rps).toFixed(3)} |`);
     }
-    console.log('\n## Master RSS (goal ≤ 200 MB with 100k tasks of history and 10k cooldowns)\n');
+    console.log('\n## Master RSS (100k tasks of history, 10k cooldowns; goal ≤ 150 MB with 50 readers of pages)\n');
     console.log('| when | RSS MB |');
     console.log('|---|---:|');
     console.log(`| started (history pruned, watches open), idle | ${rssIdle.toFixed(0)} |`);
     console.log(`| after the \`/tasks\` load | ${rssTasks.toFixed(0)} |`);
+    console.log(`| after the paged \`/cooldowns?limit=100\` load (50 readers; goal ≤ 150) | ${rssPaged.toFixed(0)} |`);
     console.log(`| after the \`/cooldowns\` load (50 × 3 MB responses in flight) | ${rssCooldowns.toFixed(0)} |`);
     master.kill('SIGTERM');
     await new Promise((r) => master.once('exit', r));

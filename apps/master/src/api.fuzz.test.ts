@@ -20,12 +20,12 @@ import { Buffer } from 'node:buffer';
 import {
   type KeyValue,
   MasterInfoSchema,
+  ParkRecordSchema,
   type StoreStats,
   StoreStatsSchema,
   TARGET_PATTERN,
   TASK_KINDS,
   TargetSchema,
-  type TaskCooldown,
   TaskCooldownSchema,
   type TaskKind,
   TaskKindSchema,
@@ -69,7 +69,22 @@ const Spec = {
     limit: Limit,
     cursor: TaskId.optional(),
   }),
-  listCooldowns: z.object({ kind: TaskKindSchema.optional(), all: z.enum(['true', 'false', '1', '0']).optional() }),
+  // Without `limit` the whole list (paging options refused); with it a page (`all` refused). A
+  // cursor is only ever one the API handed out: none is generated here, so none is valid.
+  listCooldowns: z
+    .object({
+      kind: TaskKindSchema.optional(),
+      all: z.enum(['true', 'false', '1', '0']).optional(),
+      limit: z.coerce.number().int().min(1).max(200).optional(),
+      cursor: z.never().optional(),
+      state: z.enum(['cooling', 'parked', 'below', 'lapsed']).optional(),
+      sort: z.enum(['until', 'failures', 'last_failure']).optional(),
+    })
+    .refine((q) =>
+      q.limit === undefined
+        ? q.cursor === undefined && q.state === undefined && q.sort === undefined
+        : q.all === undefined,
+    ),
   resetCooldowns: z.object({ kind: TaskKindSchema.optional() }),
   stores: z.object({
     search: z
@@ -87,9 +102,30 @@ const ErrorBody = z.object({ error: z.string() }).strict();
 const TaskPage = z
   .object({ tasks: z.array(TaskRecordSchema.strict()), total: z.number().int(), next_cursor: z.string().nullable() })
   .strict();
-/** A cooldown as served: the stored record plus `until`, the ISO 8601 form of `until_ms`. */
-const CooldownView = TaskCooldownSchema.extend({ until: z.iso.datetime().nullable() })
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+/** A park as served inside a cooldown entry: the stored record's fields with ISO 8601 forms of its times. */
+const ParkView = ParkRecordSchema.omit({ kind: true, target: true })
+  .extend({ parked_at: z.iso.datetime(), until: z.iso.datetime().nullable() })
   .strict()
+  .refine((p) => p.parked_at === iso(p.parked_at_ms) && p.until === iso(p.until_ms), {
+    message: 'a park time is not its ms in ISO 8601',
+  });
+/**
+ * A cooldown entry as served: the stored record plus `until`, the ISO 8601 form of `until_ms`, its
+ * `state`, and the park in force (a parked store that never failed has none of the failure fields).
+ */
+const CooldownView = TaskCooldownSchema.extend({
+  failures: z.number().int().nonnegative(),
+  until: z.iso.datetime().nullable(),
+  state: z.enum(['cooling', 'below', 'lapsed', 'parked']),
+  last_error_class: TaskCooldownSchema.shape.last_error_class.optional(),
+  first_failure_ms: TaskCooldownSchema.shape.first_failure_ms.optional(),
+  last_failure_ms: TaskCooldownSchema.shape.last_failure_ms.optional(),
+  last_task_id: TaskCooldownSchema.shape.last_task_id.optional(),
+  parked: ParkView.optional(),
+})
+  .strict()
+  .refine((c) => (c.state === 'parked') === (c.parked !== undefined), { message: '`parked` present but not parked' })
   .refine((c) => c.until === (c.until_ms === null ? null : new Date(c.until_ms).toISOString()), {
     message: '`until` is not `until_ms` in ISO 8601',
   });
@@ -293,6 +329,13 @@ function storedProblem(prefix: string, kv: KeyValue): string | undefined {
       return parts.length === 2 && c.kind === parts[0] && hexTarget(parts[1]) === c.target
         ? undefined
         : bad('cooldown stored under another kind or target');
+    }
+    case 'parked': {
+      const p = parseJson(ParkRecordSchema.strict(), kv.value);
+      if (!p) return bad('stored park fails ParkRecordSchema');
+      return parts.length === 2 && p.kind === parts[0] && hexTarget(parts[1]) === p.target
+        ? undefined
+        : bad('park stored under another kind or target');
     }
     case 'stats': {
       const s = parseJson(StoreStatsSchema.strict(), kv.value);
@@ -827,9 +870,14 @@ describe('API under hostile input (etcd up)', () => {
     const cooldownValue = fc.oneof(
       { weight: 2, arbitrary: hostileString },
       { weight: 2, arbitrary: fc.constantFrom(...TASK_KINDS, 'true', 'false', '1', '0') },
+      { weight: 1, arbitrary: fc.constantFrom('cooling', 'parked', 'below', 'lapsed', 'until', 'failures') },
+      { weight: 1, arbitrary: fc.integer({ min: 1, max: 200 }).map(String) },
     );
     const request = fc.oneof(
-      fc.record({ op: fc.constant('list' as const), query: queryArb(['kind', 'all'], cooldownValue) }),
+      fc.record({
+        op: fc.constant('list' as const),
+        query: queryArb(['kind', 'all', 'limit', 'state', 'sort'], cooldownValue),
+      }),
       fc.record({ op: fc.constant('reset-all' as const), query: queryArb(['kind'], cooldownValue) }),
       fc.record({ op: fc.constant('reset-one' as const), kind: kindSeg, target: targetSeg }),
     );
@@ -1148,11 +1196,11 @@ describe('API round trip of valid input', () => {
           const reset = `/api/v1/scheduler/cooldowns/${kind}/${t}`;
           const none = await send(m, { method: 'DELETE', path: reset });
           expectAnswer(none, [404]);
-          expect(bodyOf(none, ErrorBody)).toEqual({ error: `no cooldown for ${kind} '${target}'` });
+          expect(bodyOf(none, ErrorBody)).toEqual({ error: `no cooldown or park for ${kind} '${target}'` });
           await m.store.recordFailure(kind, target, task.id, 'boom', 'target');
           const listed = await send(m, { method: 'GET', path: `/api/v1/scheduler/cooldowns?kind=${kind}&all=true` });
           expectAnswer(listed, [200]);
-          const cooldowns: TaskCooldown[] = bodyOf(listed, z.array(CooldownView));
+          const cooldowns = bodyOf(listed, z.array(CooldownView));
           expect(cooldowns.filter((c) => c.target === target)).toMatchObject([
             { kind, target, failures: 1, last_task_id: task.id },
           ]);

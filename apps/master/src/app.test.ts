@@ -1,4 +1,10 @@
-import { CooldownSchema, EventMessageSchema, openApiDocument } from '@maintd/scheduler/api';
+import {
+  type CooldownView,
+  CooldownSchema,
+  EventMessageSchema,
+  PolicySchema,
+  openApiDocument,
+} from '@maintd/scheduler/api';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -56,12 +62,15 @@ describe('HTTP API', () => {
       ids.push(((await res.json()) as { id: string }).id);
       await clock.advance(1);
     }
-    const p1 = (await (await m.request('/api/v1/tasks?limit=2')).json()) as {
-      tasks: { id: string }[];
-      next_cursor: string;
-    };
-    expect(p1.tasks.map((t) => t.id)).toEqual([ids[4], ids[3]]);
-    const p2 = (await (await m.request(`/api/v1/tasks?limit=2&cursor=${p1.next_cursor}`)).json()) as {
+    const first = await m.request('/api/v1/tasks?limit=2&kind=compact');
+    const p1 = (await first.json()) as { tasks: { id: string }[]; next_cursor: string };
+    expect(p1.tasks.map((t) => t.id)).toEqual([ids[4], ids[2]]);
+    expect(first.headers.get('link')).toBe(`</api/v1/tasks?limit=2&kind=compact&cursor=${p1.next_cursor}>; rel="next"`);
+    const last = await m.request(`/api/v1/tasks?limit=2&kind=compact&cursor=${p1.next_cursor}`);
+    expect(((await last.json()) as { next_cursor: string | null }).next_cursor).toBeNull();
+    expect(last.headers.get('link')).toBeNull();
+    const all = (await (await m.request('/api/v1/tasks?limit=2')).json()) as { next_cursor: string };
+    const p2 = (await (await m.request(`/api/v1/tasks?limit=2&cursor=${all.next_cursor}`)).json()) as {
       tasks: { id: string }[];
       next_cursor: string | null;
     };
@@ -88,7 +97,7 @@ describe('HTTP API', () => {
     expect(await del.json()).toEqual({ deleted: 1 });
     const missing = await m.request('/api/v1/scheduler/cooldowns/compact/c0', { method: 'DELETE' });
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toEqual({ error: "no cooldown for compact 'c0'" });
+    expect(await missing.json()).toEqual({ error: "no cooldown or park for compact 'c0'" });
     const bulk = await m.request('/api/v1/scheduler/cooldowns?kind=compact', { method: 'DELETE' });
     expect(await bulk.json()).toEqual({ deleted: 2 });
     expect(await (await m.request('/metrics')).text()).toContain(
@@ -108,14 +117,18 @@ describe('HTTP API', () => {
       })),
     );
     await m.store.recordFailure('compact', 'beta', 't', 'boom', 'target');
-    const page = (await (await m.request('/api/v1/stores?limit=2')).json()) as {
+    const firstPage = await m.request('/api/v1/stores?limit=2');
+    const page = (await firstPage.json()) as {
       stores: { name: string; cooldowns: { failures: number }[] }[];
       total: number;
       next_cursor: string;
     };
     expect(page.stores.map((s) => s.name)).toEqual(['alpha', 'alphabet']);
     expect(page.total).toBe(4);
-    const next = (await (await m.request(`/api/v1/stores?limit=2&cursor=${page.next_cursor}`)).json()) as typeof page;
+    expect(firstPage.headers.get('link')).toBe(`</api/v1/stores?limit=2&cursor=alphabet>; rel="next"`);
+    const lastPage = await m.request(`/api/v1/stores?limit=2&cursor=${page.next_cursor}`);
+    expect(lastPage.headers.get('link')).toBeNull();
+    const next = (await lastPage.json()) as typeof page;
     expect(next.stores.map((s) => [s.name, s.cooldowns.length])).toEqual([
       ['beta', 1],
       ['gamma', 0],
@@ -146,6 +159,7 @@ describe('HTTP API', () => {
         '/api/v1/openapi.json',
         '/api/v1/scheduler/cooldowns',
         '/api/v1/scheduler/cooldowns/{kind}/{target}',
+        '/api/v1/scheduler/policy',
         '/api/v1/stores',
         '/api/v1/tasks',
         '/api/v1/tasks/{id}',
@@ -244,6 +258,11 @@ describe('HTTP API', () => {
     body: typeof body === 'string' ? body : JSON.stringify(body),
     headers: { 'content-type': 'application/json', ...headers },
   });
+  const put = (body: object): RequestInit => ({
+    method: 'PUT',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   const badRequests: [string, string, RequestInit | undefined, number, RegExp][] = [
     ['malformed JSON', '/api/v1/tasks', post('{"kind": "compact", '), 400, /JSON/],
     ['a JSON array body', '/api/v1/tasks', post('[]'), 400, /body|expected object/],
@@ -303,6 +322,53 @@ describe('HTTP API', () => {
       404,
       /no cooldown/,
     ],
+    ['a park without a reason', '/api/v1/scheduler/cooldowns/compact/x', put({}), 400, /reason/],
+    ['a park with an empty reason', '/api/v1/scheduler/cooldowns/compact/x', put({ reason: '' }), 400, /reason/],
+    [
+      'a park with a reason over 512 characters',
+      '/api/v1/scheduler/cooldowns/compact/x',
+      put({ reason: 'r'.repeat(513) }),
+      400,
+      /reason/,
+    ],
+    [
+      'a park whose reason is only control characters',
+      '/api/v1/scheduler/cooldowns/compact/x',
+      put({ reason: '\u0007\u001b' }),
+      400,
+      /reason/,
+    ],
+    [
+      'a park until a past time',
+      '/api/v1/scheduler/cooldowns/compact/x',
+      put({ reason: 'r', until: '2020-01-01T00:00:00Z' }),
+      400,
+      /until/,
+    ],
+    [
+      'a park until a time that is not ISO 8601',
+      '/api/v1/scheduler/cooldowns/compact/x',
+      put({ reason: 'r', until: 'tomorrow' }),
+      400,
+      /until/,
+    ],
+    [
+      'a park with an unknown field',
+      '/api/v1/scheduler/cooldowns/compact/x',
+      put({ reason: 'r', by: 'me' }),
+      400,
+      /'by'/,
+    ],
+    ['a park of an unknown kind', '/api/v1/scheduler/cooldowns/repair/x', put({ reason: 'r' }), 400, /kind/],
+    ['a park of an invalid target', '/api/v1/scheduler/cooldowns/compact/.x', put({ reason: 'r' }), 400, /target/],
+    ['a cooldown page of 0', '/api/v1/scheduler/cooldowns?limit=0', undefined, 400, /limit/],
+    ['a cooldown page of 201', '/api/v1/scheduler/cooldowns?limit=201', undefined, 400, /limit/],
+    ['an unknown cooldown state', '/api/v1/scheduler/cooldowns?limit=5&state=hot', undefined, 400, /state/],
+    ['an unknown cooldown sort', '/api/v1/scheduler/cooldowns?limit=5&sort=name', undefined, 400, /sort/],
+    ['a forged cooldown cursor', '/api/v1/scheduler/cooldowns?limit=5&cursor=WzEsMl0', undefined, 400, /cursor/],
+    ['a cooldown cursor with dots', '/api/v1/scheduler/cooldowns?limit=5&cursor=a.b', undefined, 400, /cursor/],
+    ['a cooldown state without limit', '/api/v1/scheduler/cooldowns?state=parked', undefined, 400, /state/],
+    ['all with a cooldown limit', '/api/v1/scheduler/cooldowns?limit=5&all=true', undefined, 400, /all/],
     ['a bad store search', '/api/v1/stores?search=%1b%5b2J', undefined, 400, /search/],
     ['a bad store cursor', '/api/v1/stores?cursor=a%2Fb', undefined, 400, /cursor/],
     ['an unknown route', '/api/v1/nope', undefined, 404, /no route/],
@@ -323,6 +389,254 @@ describe('HTTP API', () => {
 
   it('has at least 25 bad-request cases', () => {
     expect(badRequests.length).toBeGreaterThanOrEqual(25);
+  });
+});
+
+describe('cooldown pages, parks and the policy', () => {
+  let m: TestMaster;
+  let clock: FakeClock;
+  const POLICY = { afterFailures: 2, baseSecs: 600, maxSecs: 7200, jitter: 0.1, maxPercent: 100 };
+
+  beforeEach(async () => {
+    clock = new FakeClock();
+    m = await openMaster(endpoints, clock, { cooldown: POLICY });
+  });
+  afterEach(async () => {
+    await m.close();
+  });
+
+  const pad = (i: number): string => `s${String(i).padStart(2, '0')}`;
+  const KINDS = ['merge_wal', 'compact', 'index_id'] as const;
+
+  /**
+   * 21 entries of three kinds: 18 with a failure record (1–4 failures, so below the threshold or
+   * cooling for windows of several lengths, at several times, some of them tied), 3 of those also
+   * parked, and 3 parked stores that never failed (one of them until a given time).
+   */
+  async function seed(): Promise<void> {
+    for (let i = 0; i < 18; i++) {
+      for (let f = 0; f < (i % 4) + 1; f++) {
+        await m.store.recordFailure(KINDS[i % 3]!, pad(i), `t${i}-${f}`, `e${i}`, 'target');
+      }
+      if (i % 5 === 0) await clock.advance(1000); // ties in last_failure_ms and until_ms, and distinct ones
+    }
+    for (const i of [1, 6, 11]) await m.store.park(KINDS[i % 3]!, pad(i), { reason: 'r', by: 'b' });
+    await m.store.park('compact', 'p-only', { reason: 'broken manifest', by: 'b' });
+    await m.store.park('merge_wal', 'p-only', { reason: 'broken manifest', by: 'b' });
+    await m.store.park('compact', 'p-until', { reason: 'restore', by: 'b', untilMs: clock.now() + 3_600_000 });
+  }
+
+  const key = (c: { kind: string; target: string }): string => `${c.kind}/${c.target}`;
+  const entries = async (path: string): Promise<CooldownView[]> =>
+    z.array(CooldownSchema.strict()).parse(await (await m.request(path)).json());
+
+  /** Every entry of a paged list, following its Link headers; checks each page's headers on the way. */
+  async function walk(path: string): Promise<{ items: CooldownView[]; pages: number }> {
+    const items: CooldownView[] = [];
+    let next: string | null = path;
+    let pages = 0;
+    let total: string | null = null;
+    while (next !== null) {
+      const res = await m.request(next);
+      expect(res.status, next).toBe(200);
+      const page = z.array(CooldownSchema.strict()).parse(await res.json());
+      items.push(...page);
+      total ??= res.headers.get('x-total-count');
+      expect(res.headers.get('x-total-count')).toBe(total);
+      const link = res.headers.get('link');
+      next = link === null ? null : /^<([^>]+)>; rel="next"$/.exec(link)![1]!;
+      pages++;
+      expect(pages).toBeLessThan(100);
+    }
+    expect(items).toHaveLength(Number(total));
+    return { items, pages };
+  }
+
+  /** The order each sort promises: until soonest first, failures and last failure most/latest first, missing last. */
+  const ORDERS = {
+    until: (c: CooldownView) => c.until_ms ?? Infinity,
+    failures: (c: CooldownView) => -c.failures,
+    last_failure: (c: CooldownView) => -(c.last_failure_ms ?? -Infinity),
+  } as const;
+  const byName = (a: CooldownView, b: CooldownView): number =>
+    a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.target < b.target ? -1 : a.target > b.target ? 1 : 0;
+  const sorted = (sort: keyof typeof ORDERS, xs: readonly CooldownView[]): CooldownView[] =>
+    [...xs].sort((a, b) => {
+      const [va, vb] = [ORDERS[sort](a), ORDERS[sort](b)];
+      return va !== vb ? (va < vb ? -1 : 1) : byName(a, b);
+    });
+
+  for (const live of [false, true]) {
+    it(`walks several pages of every sort and returns each entry exactly once, in order (served from ${live ? 'the watch index' : 'a store read'})`, async () => {
+      await seed();
+      if (live) {
+        m.events.start();
+        await eventually(() => {
+          expect(m.events.live).toBe(true);
+          expect(m.events.cooldowns.size).toBe(21);
+        });
+      }
+      const everything = await entries('/api/v1/scheduler/cooldowns?all=true');
+      expect(everything).toHaveLength(21);
+      const skipped = everything.filter((c) => c.state === 'cooling' || c.state === 'parked');
+      expect(skipped.filter((c) => c.state === 'parked')).toHaveLength(6);
+      expect(skipped.length).toBeGreaterThan(10);
+      for (const sort of ['until', 'failures', 'last_failure'] as const) {
+        for (const limit of [1, 4, 7]) {
+          const { items, pages } = await walk(`/api/v1/scheduler/cooldowns?limit=${limit}&sort=${sort}`);
+          expect(pages).toBe(Math.ceil(skipped.length / limit));
+          expect(new Set(items.map(key)).size).toBe(items.length);
+          expect(items.map(key)).toEqual(sorted(sort, skipped).map(key));
+        }
+      }
+      // The default order is `until`, and a filter by kind pages only that kind.
+      const merges = await walk('/api/v1/scheduler/cooldowns?limit=2&kind=merge_wal');
+      expect(merges.items.map(key)).toEqual(
+        sorted(
+          'until',
+          skipped.filter((c) => c.kind === 'merge_wal'),
+        ).map(key),
+      );
+    });
+  }
+
+  for (const live of [false, true]) {
+    it(`filters a page by state, says when a window lapses or a park ends, and sends no Link on the last page (${live ? 'watch index' : 'store read'})`, async () => {
+      await seed();
+      if (live) {
+        m.events.start();
+        await eventually(() => {
+          expect(m.events.live).toBe(true);
+          expect(m.events.cooldowns.size).toBe(21);
+        });
+      }
+      for (const state of ['cooling', 'below', 'parked'] as const) {
+        const res = await m.request(`/api/v1/scheduler/cooldowns?limit=200&state=${state}`);
+        const page = z.array(CooldownSchema.strict()).parse(await res.json());
+        expect(page.length).toBeGreaterThan(0);
+        expect(page.every((c) => c.state === state)).toBe(true);
+        expect(res.headers.get('x-total-count')).toBe(String(page.length));
+        expect(res.headers.get('link')).toBeNull();
+      }
+      const parked = await entries('/api/v1/scheduler/cooldowns?limit=200&state=parked');
+      // A parked store that never failed: no failure fields, failures 0, an empty error.
+      expect(parked.find((c) => key(c) === 'compact/p-only')).toEqual({
+        kind: 'compact',
+        target: 'p-only',
+        state: 'parked',
+        failures: 0,
+        until_ms: null,
+        until: null,
+        last_error: '',
+        parked: {
+          reason: 'broken manifest',
+          by: 'b',
+          parked_at_ms: clock.now(),
+          parked_at: new Date(clock.now()).toISOString(),
+          until_ms: null,
+          until: null,
+        },
+      });
+      // Windows lapse and parks end with time alone, without any write: a later page says so.
+      await clock.advance(2 * 3600_000);
+      expect((await entries('/api/v1/scheduler/cooldowns?limit=200&state=lapsed')).length).toBeGreaterThan(0);
+      expect(await entries('/api/v1/scheduler/cooldowns?limit=200&state=cooling')).toEqual([]);
+      const stillParked = await entries('/api/v1/scheduler/cooldowns?limit=200&state=parked');
+      expect(stillParked.map(key)).not.toContain('compact/p-until');
+      expect(stillParked).toHaveLength(5);
+    });
+  }
+
+  it('parks a store with a reason, lists it as parked, keeps the park through a manual success, and releases it on DELETE', async () => {
+    m.events.start();
+    await eventually(() => expect(m.events.live).toBe(true));
+    const cooldownEvents: (CooldownView | null)[] = [];
+    m.events.subscribe((e) => {
+      if (e.type === 'cooldown' && e.target === 'broken') cooldownEvents.push(e.cooldown);
+    });
+    for (let i = 0; i < 2; i++) await m.store.recordFailure('compact', 'broken', `f${i}`, 'Not found', 'target');
+    const until = new Date(clock.now() + 86_400_000).toISOString();
+    const res = await m.request('/api/v1/scheduler/cooldowns/compact/broken', {
+      method: 'PUT',
+      body: JSON.stringify({ reason: 'manifest names a lost fragment', until }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(200);
+    const parked = CooldownSchema.strict().parse(await res.json());
+    expect(parked).toMatchObject({
+      kind: 'compact',
+      target: 'broken',
+      state: 'parked',
+      failures: 2,
+      last_error: 'Not found',
+      parked: {
+        reason: 'manifest names a lost fragment',
+        by: '127.0.0.1',
+        parked_at_ms: clock.now(),
+        parked_at: new Date(clock.now()).toISOString(),
+        until_ms: Date.parse(until),
+        until,
+      },
+    });
+    expect(m.logs.some((l) => l.msg === 'target parked by operator' && l.target === 'broken')).toBe(true);
+    // This master's own park shows at once (before its watch reports it), and then on the stream.
+    expect(await entries('/api/v1/scheduler/cooldowns?limit=10&state=parked')).toEqual([parked]);
+    await eventually(() => expect(cooldownEvents.at(-1)).toEqual(parked));
+    expect(await (await m.request('/metrics')).text()).toMatch(/^master_task_parked\{kind="compact"\} 1$/m);
+
+    // A manual task runs on the parked store; its success clears the count, never the park.
+    expect((await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'broken' }))).status).toBe(202);
+    const claim = await m.store.claimNext(['compact']);
+    await m.store.finish(claim!, { ok: true, detail: 'removed 3 / added 1 fragments' });
+    await eventually(() => expect(cooldownEvents.at(-1)).toMatchObject({ state: 'parked', failures: 0 }));
+    expect(await entries('/api/v1/scheduler/cooldowns')).toEqual([
+      {
+        kind: 'compact',
+        target: 'broken',
+        state: 'parked',
+        failures: 0,
+        until_ms: null,
+        until: null,
+        last_error: '',
+        parked: parked.parked,
+      },
+    ]);
+
+    const released = await m.request('/api/v1/scheduler/cooldowns/compact/broken', { method: 'DELETE' });
+    expect(await released.json()).toEqual({ deleted: 1 });
+    expect(await m.store.getPark('compact', 'broken')).toBeUndefined();
+    expect(await entries('/api/v1/scheduler/cooldowns?limit=10&state=parked')).toEqual([]);
+    await eventually(() => expect(cooldownEvents.at(-1)).toBeNull());
+    expect(await (await m.request('/metrics')).text()).toMatch(/^master_task_parked\{kind="compact"\} 0$/m);
+    expect(m.logs.some((l) => l.msg === 'target released by operator' && l.target === 'broken')).toBe(true);
+    expect((await m.request('/api/v1/scheduler/cooldowns/compact/broken', { method: 'DELETE' })).status).toBe(404);
+  });
+
+  it('releases both the failure record and the park with one DELETE', async () => {
+    for (let i = 0; i < 2; i++) await m.store.recordFailure('merge_wal', 'x', `f${i}`, 'boom', 'target');
+    await m.store.park('merge_wal', 'x', { reason: 'r', by: 'b' });
+    const res = await m.request('/api/v1/scheduler/cooldowns/merge_wal/x', { method: 'DELETE' });
+    expect(await res.json()).toEqual({ deleted: 2 });
+    expect(await m.store.getCooldown('merge_wal', 'x')).toBeUndefined();
+    expect(await m.store.getPark('merge_wal', 'x')).toBeUndefined();
+  });
+
+  it('serves the cooldown policy it runs, equal to its configuration', async () => {
+    const res = await m.request('/api/v1/scheduler/policy');
+    expect(res.status).toBe(200);
+    const policy = PolicySchema.strict().parse(await res.json());
+    const c = m.config.cooldown;
+    expect(policy).toEqual({
+      threshold: c.afterFailures,
+      base_secs: c.baseSecs,
+      max_secs: c.maxSecs,
+      jitter: c.jitter,
+      kinds: [...c.kinds],
+      guard_percent: c.maxPercent,
+      count_infrastructure_failures: c.countInfrastructure,
+      master_id: m.config.masterId,
+    });
+    expect(policy).toMatchObject({ threshold: 2, base_secs: 600, max_secs: 7200, guard_percent: 100 });
   });
 });
 
@@ -348,6 +662,23 @@ describe('API authorisation', () => {
         remote,
       );
       expect(res.status).toBe(202);
+      // Who parked: the token, and where from.
+      const park = await m.app.request(
+        '/api/v1/scheduler/cooldowns/compact/x',
+        {
+          method: 'PUT',
+          body: JSON.stringify({ reason: 'broken' }),
+          headers: { 'content-type': 'application/json', authorization: 'Bearer s3cret-token' },
+        },
+        remote,
+      );
+      expect(((await park.json()) as CooldownView).parked?.by).toBe('token@10.1.2.3');
+      const unauthenticated = await m.app.request(
+        '/api/v1/scheduler/cooldowns/compact/x',
+        { method: 'PUT', body: JSON.stringify({ reason: 'broken' }), headers: { 'content-type': 'application/json' } },
+        remote,
+      );
+      expect(unauthenticated.status).toBe(401);
     } finally {
       await m.close();
     }
@@ -396,6 +727,8 @@ describe('lists while etcd is unreachable', () => {
     '/api/v1/tasks?kind=compact&limit=5',
     '/api/v1/scheduler/cooldowns',
     '/api/v1/scheduler/cooldowns?all=true',
+    '/api/v1/scheduler/cooldowns?limit=5',
+    '/api/v1/scheduler/cooldowns?limit=5&state=below&sort=failures',
     '/api/v1/stores',
     '/api/v1/masters',
   ];
@@ -424,14 +757,16 @@ describe('lists while etcd is unreachable', () => {
     }
   });
 
-  it('still serves a kept list without re-reading it: one shared probe, no range read', async () => {
-    const path = '/api/v1/scheduler/cooldowns?all=true';
-    const first = await (await m.request(path)).text();
-    const ranges = kv.calls.get('range') ?? 0;
-    const probes = kv.calls.get('revision') ?? 0;
-    const bodies = await Promise.all(Array.from({ length: 10 }, async () => (await m.request(path)).text()));
-    expect(bodies).toEqual(Array.from({ length: 10 }, () => first));
-    expect(kv.calls.get('range') ?? 0).toBe(ranges);
-    expect((kv.calls.get('revision') ?? 0) - probes).toBe(1);
-  });
+  it.each(['/api/v1/scheduler/cooldowns?all=true', '/api/v1/scheduler/cooldowns?limit=5'])(
+    'still serves a kept list without re-reading it: one shared probe, no range read (%s)',
+    async (path) => {
+      const first = await (await m.request(path)).text();
+      const ranges = kv.calls.get('range') ?? 0;
+      const probes = kv.calls.get('revision') ?? 0;
+      const bodies = await Promise.all(Array.from({ length: 10 }, async () => (await m.request(path)).text()));
+      expect(bodies).toEqual(Array.from({ length: 10 }, () => first));
+      expect(kv.calls.get('range') ?? 0).toBe(ranges);
+      expect((kv.calls.get('revision') ?? 0) - probes).toBe(1);
+    },
+  );
 });

@@ -5,8 +5,11 @@ import {
   type Clock,
   ClosedError,
   ContentionError,
+  type CooldownPolicy,
   type Kv,
+  type ParkRecord,
   StoreUnavailableError,
+  type TaskCooldown,
   type TaskKind,
   type ListTasksQuery,
   type TaskStore,
@@ -28,6 +31,9 @@ import {
   metricsRoute,
   openApiDocument,
   openApiRoute,
+  parkRoute,
+  policyRoute,
+  policyView,
   readyRoute,
   resetCooldownRoute,
   resetCooldownsRoute,
@@ -40,6 +46,7 @@ import { HTTPException } from 'hono/http-exception';
 import { routePath } from 'hono/route';
 import { streamSSE } from 'hono/streaming';
 import type { Logger } from 'pino';
+import { CooldownIndex, type CooldownPage, type CooldownPageQuery, LOCAL_REVISION } from './cooldown-index.js';
 import type { EventHub } from './events.js';
 /** Events buffered for one slow `/events` client before it is cut off (it reconnects and re-reads). */
 const SSE_BUFFER_LIMIT = 1000;
@@ -58,13 +65,17 @@ export interface AppDeps {
   readonly apiToken: string | undefined;
   readonly workers?: () => readonly WorkerStatus[];
   readonly events?: EventHub;
+  /** The cooldown policy this master runs (its `TASK_COOLDOWN_*` settings); default the store's. */
+  readonly policy?: CooldownPolicy;
 }
 
 /** Connection details @hono/node-server passes as the app's environment. */
 interface NodeBindings {
   readonly incoming?: { readonly socket?: { readonly remoteAddress?: string } };
 }
-type Env = { Bindings: NodeBindings };
+/** Set by the mutation guard: whether the bearer token authenticated this request. */
+type Variables = { viaToken: boolean };
+type Env = { Bindings: NodeBindings; Variables: Variables };
 
 /**
  * The master's HTTP API (DESIGN §3.4) as a Hono app, independent of how it is served: tests
@@ -110,7 +121,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
   const sharedTasks = reads.cached('task', async (query: string) => {
     const page = await store.listTasks(JSON.parse(query) as ListTasksQuery);
-    return JSON.stringify({ tasks: page.tasks, total: page.total, next_cursor: page.nextCursor });
+    return {
+      text: JSON.stringify({ tasks: page.tasks, total: page.total, next_cursor: page.nextCursor }),
+      next: page.nextCursor,
+    };
   });
   app.openapi(listTasksRoute, async (c) => {
     const q = c.req.valid('query');
@@ -121,7 +135,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       ...(q.target ? { target: q.target } : {}),
       ...(q.cursor ? { cursor: q.cursor } : {}),
     };
-    return c.body(await sharedTasks(JSON.stringify(query)), 200, JSON_TYPE) as never;
+    const page = await sharedTasks(JSON.stringify(query));
+    return c.body(page.body, 200, withNextLink(c.req.url, page.next, JSON_TYPE)) as never;
   });
 
   app.openapi(getTaskRoute, async (c) => {
@@ -131,29 +146,104 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     return c.json(task, 200);
   });
 
-  const sharedCooldowns = reads.cached('cooldown', (kind: string, all: boolean) =>
-    store
-      .listCooldowns({ ...(kind ? { kind: kind as TaskKind } : {}), all })
-      .then((l) => JSON.stringify(l.map(cooldownView))),
-  );
+  const hub = deps.events;
+  /** The watch-maintained index, when it can be trusted (its watches are up). */
+  const liveIndex = (): CooldownIndex | undefined => (hub?.live ? hub.cooldowns : undefined);
+  /**
+   * An index to serve the cooldown lists from: the live one after a store round trip (the list
+   * rule), else one built from a read of both prefixes (no watch: nothing can be kept).
+   */
+  const cooldownIndex = async (kind: TaskKind | undefined): Promise<CooldownIndex> => {
+    const live = liveIndex();
+    if (live) {
+      await reads.reachable();
+      return live;
+    }
+    const filter = kind ? { kind } : {};
+    const [cooldowns, parks] = await Promise.all([
+      store.listCooldowns({ ...filter, all: true }),
+      store.listParks(filter),
+    ]);
+    return CooldownIndex.from(cooldowns, parks);
+  };
+
+  const sharedCooldowns = reads.cached('cooldown', async (kind: string, all: boolean) => {
+    const k = kind ? (kind as TaskKind) : undefined;
+    const index = await cooldownIndex(k);
+    return { text: JSON.stringify(index.list(k, all, deps.clock.now())), next: null };
+  });
   app.openapi(listCooldownsRoute, async (c) => {
     const q = c.req.valid('query');
-    return c.body(await sharedCooldowns(q.kind ?? '', q.all ?? false), 200, JSON_TYPE) as never;
+    if (q.limit === undefined) {
+      // Without `limit` the answer is the whole list, as before paging existed: paging options
+      // would be silently ignored, so they are refused instead.
+      for (const [field, value] of [
+        ['cursor', q.cursor],
+        ['state', q.state],
+        ['sort', q.sort],
+      ] as const) {
+        if (value !== undefined) throw new ValidationError(`invalid ${field}: needs limit (a paged list)`, { field });
+      }
+      const list = await sharedCooldowns(q.kind ?? '', q.all ?? false);
+      return c.body(list.body, 200, JSON_TYPE) as never;
+    }
+    if (q.all !== undefined) {
+      throw new ValidationError('invalid all: a paged list filters with state instead', { field: 'all' });
+    }
+    const query: CooldownPageQuery = { limit: q.limit, cursor: q.cursor, kind: q.kind, state: q.state, sort: q.sort };
+    const page: CooldownPage = (await cooldownIndex(q.kind)).page(query, deps.clock.now());
+    return c.body(
+      page.body,
+      200,
+      withNextLink(c.req.url, page.nextCursor, { ...JSON_TYPE, 'x-total-count': String(page.total) }),
+    ) as never;
+  });
+
+  app.openapi(parkRoute, async (c) => {
+    const { kind, target } = c.req.valid('param');
+    const body = c.req.valid('json');
+    const now = deps.clock.now();
+    let untilMs: number | null = null;
+    if (body.until !== undefined) {
+      untilMs = Date.parse(body.until);
+      if (!(untilMs > now)) {
+        throw new ValidationError(`invalid until: must be in the future (now is ${new Date(now).toISOString()})`, {
+          field: 'until',
+        });
+      }
+    }
+    const address = remoteAddress(c) ?? 'unknown';
+    const by = c.get('viaToken') ? `token@${address}` : address;
+    const park: ParkRecord = await store.park(kind, target, { reason: body.reason, by, untilMs });
+    const cooldown: TaskCooldown | undefined = await store.getCooldown(kind, target);
+    // This master's next read shows the park even before its watch reports it.
+    hub?.cooldowns.applyPark(kind, target, park, LOCAL_REVISION);
+    logger.info({ kind, target, reason: park.reason, by, until_ms: park.until_ms }, 'target parked by operator');
+    return c.json(cooldownView(cooldown, park, now)!, 200);
   });
 
   app.openapi(resetCooldownRoute, async (c) => {
     const { kind, target } = c.req.valid('param');
-    if (!(await store.clearCooldown(kind, target))) {
-      return c.json({ error: `no cooldown for ${kind} '${target}'` }, 404);
+    const [cleared, released] = await Promise.all([store.clearCooldown(kind, target), store.unpark(kind, target)]);
+    if (!cleared && !released) {
+      return c.json({ error: `no cooldown or park for ${kind} '${target}'` }, 404);
     }
-    metrics.cooldownCleared.inc({ kind, reason: 'operator' });
-    logger.info({ kind, target }, 'cooldown reset by operator');
-    return c.json({ deleted: 1 }, 200);
+    if (cleared) {
+      hub?.cooldowns.applyCooldown(kind, target, undefined, LOCAL_REVISION);
+      metrics.cooldownCleared.inc({ kind, reason: 'operator' });
+      logger.info({ kind, target }, 'cooldown reset by operator');
+    }
+    if (released) {
+      hub?.cooldowns.applyPark(kind, target, undefined, LOCAL_REVISION);
+      logger.info({ kind, target }, 'target released by operator');
+    }
+    return c.json({ deleted: Number(cleared) + Number(released) }, 200);
   });
 
   app.openapi(resetCooldownsRoute, async (c) => {
     const { kind } = c.req.valid('query');
     const deleted = await store.clearCooldowns(kind);
+    hub?.cooldowns.clearCooldowns(kind);
     if (deleted > 0) {
       if (kind) metrics.cooldownCleared.inc({ kind, reason: 'operator' }, deleted);
       logger.info({ kind: kind ?? 'all', deleted }, 'cooldowns reset by operator');
@@ -161,25 +251,35 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     return c.json({ deleted }, 200);
   });
 
+  const policy = policyView(deps.policy ?? store.policy, store.masterId);
+  app.openapi(policyRoute, (c) => c.json(policy, 200));
+
   app.openapi(storesRoute, async (c) => {
     const q = c.req.valid('query');
-    const [rows, cooldowns] = await Promise.all([store.listStats(), store.listCooldowns({ all: true })]);
+    const [rows, cooldowns, parks] = await Promise.all([
+      store.listStats(),
+      store.listCooldowns({ all: true }),
+      store.listParks(),
+    ]);
     const byTarget = new Map<string, CooldownView[]>();
-    for (const cd of cooldowns) byTarget.set(cd.target, [...(byTarget.get(cd.target) ?? []), cooldownView(cd)]);
+    for (const view of CooldownIndex.from(cooldowns, parks).list(undefined, true, deps.clock.now())) {
+      byTarget.set(view.target, [...(byTarget.get(view.target) ?? []), view]);
+    }
     const matching = rows
       .filter((r) => !q.search || r.name.toLowerCase().includes(q.search.toLowerCase()))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const start = q.cursor ? matching.findIndex((r) => r.name > q.cursor!) : 0;
     const from = start < 0 ? matching.length : start;
     const page = matching.slice(from, from + q.limit);
-    const next = matching[from + q.limit];
+    const nextCursor = matching[from + q.limit] ? page.at(-1)!.name : null;
     return c.json(
       {
         stores: page.map((r) => ({ ...r, cooldowns: byTarget.get(r.name) ?? [] })),
         total: matching.length,
-        next_cursor: next ? page.at(-1)!.name : null,
+        next_cursor: nextCursor,
       },
       200,
+      withNextLink(c.req.url, nextCursor, {}),
     );
   });
 
@@ -191,7 +291,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     // Hono answers HEAD with the GET handler and drops the body unread: a stream would never
     // see its client go, and its subscription would leak.
     if (c.req.method === 'HEAD') return c.body(null, 200, { 'content-type': 'text/event-stream' });
-    const hub = deps.events;
     if (!hub) return c.json({ error: 'events are not available on this master' }, 503);
     return streamSSE(c, async (stream) => {
       const queue: MaintdEvent[] = [];
@@ -251,6 +350,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
 
   app.openapi(metricsRoute, async (c) => {
+    // Parks lapse with time, without an event: counted when scraped. Without a live index the
+    // gauge keeps its last values (a scrape never waits for etcd).
+    const index = liveIndex();
+    if (index) {
+      for (const [kind, n] of Object.entries(index.parkedCounts(deps.clock.now()))) metrics.parked.set({ kind }, n);
+    }
     const text = await metrics.registry.metrics();
     return c.text(text, 200, { 'content-type': metrics.registry.contentType });
   });
@@ -282,6 +387,27 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
 const UTF8 = new TextEncoder();
 
+/** A list response encoded once, with the cursor of the next page (null: last page, or unpaged). */
+interface SharedBody {
+  readonly body: Uint8Array<ArrayBuffer>;
+  readonly next: string | null;
+}
+
+/**
+ * `headers` plus, when a next page exists, its `Link` (RFC 8288): the request's own path and
+ * query with `cursor` replaced, the convention of every paged list.
+ */
+function withNextLink(
+  requestUrl: string,
+  nextCursor: string | null,
+  headers: Record<string, string>,
+): Record<string, string> {
+  if (nextCursor === null) return headers;
+  const url = new URL(requestUrl);
+  url.searchParams.set('cursor', nextCursor);
+  return { ...headers, link: `<${url.pathname}${url.search}>; rel="next"` };
+}
+
 /**
  * Serialised list responses, shared by concurrent readers and kept until the event watch reports
  * a change of their kind (the informer pattern): a fleet of dashboards polling the same lists
@@ -303,10 +429,7 @@ class ReadCache {
   static readonly MAX_ENTRIES = 64;
   readonly #hub: EventHub | undefined;
   readonly #probe: () => Promise<unknown>;
-  readonly #entries = new Map<
-    string,
-    { generation: number; body: Promise<Uint8Array<ArrayBuffer>>; settled: boolean }
-  >();
+  readonly #entries = new Map<string, { generation: number; body: Promise<SharedBody>; settled: boolean }>();
   #probing: Promise<void> | undefined;
 
   constructor(hub: EventHub | undefined, probe: () => Promise<unknown>) {
@@ -324,17 +447,17 @@ class ReadCache {
 
   cached<A extends (string | boolean)[]>(
     kind: 'task' | 'cooldown',
-    compute: (...args: A) => Promise<string>,
-  ): (...args: A) => Promise<Uint8Array<ArrayBuffer>> {
+    compute: (...args: A) => Promise<{ readonly text: string; readonly next: string | null }>,
+  ): (...args: A) => Promise<SharedBody> {
     return (...args) => {
       const key = `${kind}:${JSON.stringify(args)}`;
       const live = this.#hub?.live ?? false;
       const generation = this.#hub?.generation ?? -1;
       const hit = this.#entries.get(key);
       if (hit && hit.generation === generation) {
-        return hit.settled ? this.#reachable().then(() => hit.body) : hit.body;
+        return hit.settled ? this.reachable().then(() => hit.body) : hit.body;
       }
-      const body = compute(...args).then((text) => UTF8.encode(text));
+      const body = compute(...args).then(({ text, next }) => ({ body: UTF8.encode(text), next }));
       const entry = { generation, body, settled: false };
       this.#entries.set(key, entry);
       const drop = (): void => {
@@ -353,8 +476,11 @@ class ReadCache {
     };
   }
 
-  /** Resolves once a store probe in flight now (or started now) succeeds; rejects with its error. */
-  #reachable(): Promise<void> {
+  /**
+   * Resolves once a store probe in flight now (or started now) succeeds; rejects with its error.
+   * What a list served from memory awaits first (the list rule).
+   */
+  reachable(): Promise<void> {
     this.#probing ??= this.#probe().then(
       () => {
         this.#probing = undefined;
@@ -401,6 +527,7 @@ function mutationGuard(token: string | undefined): MiddlewareHandler<Env> {
       if (!timingSafeEqual(digest(given), expected)) {
         return c.json({ error: 'missing or invalid bearer token' }, 401, { 'www-authenticate': 'Bearer' });
       }
+      c.set('viaToken', true);
       return next();
     }
     if (!isLoopback(remoteAddress(c))) {

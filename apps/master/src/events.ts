@@ -1,26 +1,43 @@
 import {
   type Clock,
+  type KeyValue,
   type Keys,
   type Kv,
+  type ParkRecord,
+  ParkRecordSchema,
+  type TaskCooldown,
   TaskCooldownSchema,
+  type TaskKind,
   TaskKindSchema,
   TaskRecordSchema,
   type Watch,
+  type WatchEvent,
   targetFromHex,
 } from '@maintd/core';
-import { type MaintdEvent, cooldownView } from '@maintd/scheduler/api';
+import type { MaintdEvent } from '@maintd/scheduler/api';
 import type { Logger } from 'pino';
+import { CooldownIndex } from './cooldown-index.js';
+
+/** Keys per round trip of the index's initial read (as the store's own scans). */
+const LOAD_PAGE = 10_000;
 
 // The events' shapes are part of the API's route definitions (the OpenAPI document's event
 // payload components), so that the document and the stream cannot drift apart.
 export type { MaintdEvent };
 
 /**
- * Fans task and cooldown changes out to subscribers, from one etcd watch per prefix per
- * process (not one per client). Re-opens its watches after a failure, from the last revision
- * seen, so a brief etcd outage loses no event.
+ * Fans task, cooldown and park changes out to subscribers, from one etcd watch per prefix per
+ * process (not one per client), and keeps the {@link CooldownIndex} of cooldown records and
+ * parks current from the same watches. Re-opens its watches after a failure, each from the last
+ * revision it saw, so a brief etcd outage loses no event; a watch that can no longer resume (its
+ * history compacted) re-reads the index from the store.
  */
 export class EventHub {
+  /**
+   * Every cooldown record and park, as of the watches: trust it only while {@link EventHub.live}
+   * (before the first load, and after a watch died, it may be empty or behind).
+   */
+  readonly cooldowns = new CooldownIndex();
   readonly #kv: Kv;
   readonly #keys: Keys;
   readonly #clock: Clock;
@@ -28,7 +45,10 @@ export class EventHub {
   readonly #listeners = new Set<(e: MaintdEvent) => void>();
   readonly #stop = new AbortController();
   #watches: Watch[] = [];
-  #lastRevision = 0;
+  /** Per watched prefix, the revision to resume from (absent: from now). */
+  readonly #resume = new Map<string, number>();
+  /** True while the index holds a load that the watches have kept current since. */
+  #synced = false;
   #live = false;
   #generation = 0;
   #loop: Promise<void> | undefined;
@@ -52,8 +72,8 @@ export class EventHub {
   }
 
   /**
-   * True while both watches are established: only then does every change reach listeners, so
-   * only then may a listener trust a cache it invalidates on events.
+   * True while every watch is established (and the index loaded): only then does every change
+   * reach listeners, so only then may a listener trust a cache it invalidates on events.
    */
   get live(): boolean {
     return this.#live;
@@ -76,17 +96,28 @@ export class EventHub {
   }
 
   async #run(): Promise<void> {
+    const tasks = this.#keys.tasksPrefix;
+    const cool = this.#keys.cooldownPrefix();
+    const parked = this.#keys.parkedPrefix();
     while (!this.#stop.signal.aborted) {
       const dead = new AbortController();
       try {
-        const from = this.#lastRevision > 0 ? this.#lastRevision + 1 : undefined;
-        const opts = { ...(from ? { fromRevision: from } : {}), onError: () => dead.abort() };
-        const tasks = this.#keys.tasksPrefix;
-        const cool = this.#keys.cooldownPrefix();
-        this.#watches = [
-          await this.#kv.watch(tasks, (events) => this.#onTasks(tasks, events), opts),
-          await this.#kv.watch(cool, (events) => this.#onCooldowns(cool, events), opts),
-        ];
+        if (!this.#synced) {
+          const [cooldownRevision, parkRevision] = await this.#loadIndex(cool, parked);
+          // Each watch replays from its snapshot's first read: a change made while the rest of the
+          // snapshot was read arrives as an event, and revisions make applying it twice harmless.
+          this.#resume.set(cool, cooldownRevision + 1);
+          this.#resume.set(parked, parkRevision + 1);
+          this.#synced = true;
+        }
+        const opts = (prefix: string): { fromRevision?: number; onError: () => void } => {
+          const from = this.#resume.get(prefix);
+          return { ...(from ? { fromRevision: from } : {}), onError: () => dead.abort() };
+        };
+        this.#watches = [];
+        this.#watches.push(await this.#kv.watch(tasks, (events) => this.#onTasks(tasks, events), opts(tasks)));
+        this.#watches.push(await this.#kv.watch(cool, (events) => this.#onCooldowns(cool, events), opts(cool)));
+        this.#watches.push(await this.#kv.watch(parked, (events) => this.#onParks(parked, events), opts(parked)));
         this.#live = true;
         this.#generation++;
         await new Promise<void>((resolve) => {
@@ -100,7 +131,11 @@ export class EventHub {
       this.#generation++;
       await Promise.all(this.#watches.map((w) => w.close().catch(() => undefined)));
       this.#watches = [];
-      if (dead.signal.aborted) this.#lastRevision = 0; // compacted or broken: resume from now
+      if (dead.signal.aborted) {
+        // Compacted or broken: resume from now, after reading the index afresh.
+        this.#resume.clear();
+        this.#synced = false;
+      }
       try {
         await this.#clock.sleep(1000, this.#stop.signal);
       } catch {
@@ -109,12 +144,30 @@ export class EventHub {
     }
   }
 
-  #onTasks(
-    prefix: string,
-    events: readonly { type: 'put' | 'delete'; key: string; value: string; modRevision: number }[],
-  ): void {
+  /** Reads every cooldown record and park into the index; returns the revision of each prefix's first read. */
+  async #loadIndex(cool: string, parked: string): Promise<[number, number]> {
+    const [cooldowns, parks] = await Promise.all([readAll(this.#kv, cool), readAll(this.#kv, parked)]);
+    const records = <T>(
+      prefix: string,
+      kvs: readonly KeyValue[],
+      schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+    ): { kind: TaskKind; target: string; record: T; revision: number }[] =>
+      kvs.flatMap((kv) => {
+        const at = keyTarget(prefix, kv.key);
+        const parsed = schema.safeParse(safeJson(kv.value));
+        // A record another version wrote (or a hand edit) is left out, as the lists' reads would fail on it.
+        return at && parsed.success ? [{ ...at, record: parsed.data, revision: kv.modRevision }] : [];
+      });
+    this.cooldowns.load(
+      records<TaskCooldown>(cool, cooldowns.kvs, TaskCooldownSchema),
+      records<ParkRecord>(parked, parks.kvs, ParkRecordSchema),
+    );
+    return [cooldowns.revision, parks.revision];
+  }
+
+  #onTasks(prefix: string, events: readonly WatchEvent[]): void {
     for (const e of events) {
-      this.#lastRevision = Math.max(this.#lastRevision, e.modRevision);
+      this.#resume.set(prefix, e.modRevision + 1);
       if (e.type === 'delete') {
         this.#emit({ type: 'task_deleted', revision: e.modRevision, id: e.key.slice(prefix.length) });
         continue;
@@ -124,36 +177,45 @@ export class EventHub {
     }
   }
 
-  #onCooldowns(
-    prefix: string,
-    events: readonly { type: 'put' | 'delete'; key: string; value: string; modRevision: number }[],
-  ): void {
+  #onCooldowns(prefix: string, events: readonly WatchEvent[]): void {
     for (const e of events) {
-      this.#lastRevision = Math.max(this.#lastRevision, e.modRevision);
-      const [kindText, hex] = e.key.slice(prefix.length).split('/');
-      const kind = TaskKindSchema.safeParse(kindText);
-      if (!kind.success || !hex) continue;
-      if (e.type === 'delete') {
-        this.#emit({
-          type: 'cooldown',
-          revision: e.modRevision,
-          kind: kind.data,
-          target: targetFromHex(hex),
-          cooldown: null,
-        });
-        continue;
+      this.#resume.set(prefix, e.modRevision + 1);
+      const at = keyTarget(prefix, e.key);
+      if (!at) continue;
+      if (e.type === 'delete') this.cooldowns.applyCooldown(at.kind, at.target, undefined, e.modRevision);
+      else {
+        const parsed = TaskCooldownSchema.safeParse(safeJson(e.value));
+        if (!parsed.success) continue;
+        this.cooldowns.applyCooldown(at.kind, at.target, parsed.data, e.modRevision);
       }
-      const parsed = TaskCooldownSchema.safeParse(safeJson(e.value));
-      if (parsed.success) {
-        this.#emit({
-          type: 'cooldown',
-          revision: e.modRevision,
-          kind: kind.data,
-          target: parsed.data.target,
-          cooldown: cooldownView(parsed.data),
-        });
-      }
+      this.#emitEntry(at.kind, at.target, e.modRevision);
     }
+  }
+
+  #onParks(prefix: string, events: readonly WatchEvent[]): void {
+    for (const e of events) {
+      this.#resume.set(prefix, e.modRevision + 1);
+      const at = keyTarget(prefix, e.key);
+      if (!at) continue;
+      if (e.type === 'delete') this.cooldowns.applyPark(at.kind, at.target, undefined, e.modRevision);
+      else {
+        const parsed = ParkRecordSchema.safeParse(safeJson(e.value));
+        if (!parsed.success) continue;
+        this.cooldowns.applyPark(at.kind, at.target, parsed.data, e.modRevision);
+      }
+      this.#emitEntry(at.kind, at.target, e.modRevision);
+    }
+  }
+
+  /** A `cooldown` event with the entry as it stands now: record and park merged, or null when neither is left. */
+  #emitEntry(kind: TaskKind, target: string, revision: number): void {
+    this.#emit({
+      type: 'cooldown',
+      revision,
+      kind,
+      target,
+      cooldown: this.cooldowns.view(kind, target, this.#clock.now()),
+    });
   }
 
   #emit(e: MaintdEvent): void {
@@ -164,6 +226,29 @@ export class EventHub {
         this.#logger.warn({ err }, 'event listener failed');
       }
     }
+  }
+}
+
+/** The (kind, target) a `P/<prefix>/<kind>/<hex>` key names, or undefined for a key of another shape. */
+function keyTarget(prefix: string, key: string): { kind: TaskKind; target: string } | undefined {
+  const [kindText, hex, extra] = key.slice(prefix.length).split('/');
+  const kind = TaskKindSchema.safeParse(kindText);
+  if (!kind.success || !hex || extra !== undefined) return undefined;
+  return { kind: kind.data, target: targetFromHex(hex) };
+}
+
+/** Every key under `prefix`, in pages; the revision is that of the first page. */
+async function readAll(kv: Kv, prefix: string): Promise<{ kvs: KeyValue[]; revision: number }> {
+  const kvs: KeyValue[] = [];
+  let revision = 0;
+  let from: string | undefined;
+  for (;;) {
+    const page = await kv.range(prefix, { limit: LOAD_PAGE, ...(from !== undefined ? { fromKey: from } : {}) });
+    if (revision === 0) revision = page.revision;
+    kvs.push(...page.kvs);
+    const last = page.kvs.at(-1);
+    if (!page.more || !last) return { kvs, revision };
+    from = `${last.key}\0`; // the smallest key after `last`
   }
 }
 

@@ -208,6 +208,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     apiToken: config.apiToken,
     workers: () => scheduler.workerStatus(),
     events,
+    policy: config.cooldown,
   });
   events.start();
   scheduler.start();

@@ -48,6 +48,7 @@ export async function openMaster(
     apiToken: config.apiToken,
     workers: () => scheduler.workerStatus(),
     events,
+    policy: config.cooldown,
   });
   const loopback = { incoming: { socket: { remoteAddress: '127.0.0.1' } } };
   return {
