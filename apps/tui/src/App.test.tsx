@@ -1,7 +1,7 @@
 import { FakeClock } from '@maintd/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KEY, NOW, fakeApi, mountApp, sampleFleet, store, task } from '../test/app-harness.js';
-import { cooldown, startFakeMaster } from '../test/fake-master.js';
+import { cooldown, park, policy, startFakeMaster } from '../test/fake-master.js';
 import { MaintdClient } from './api/client.js';
 import type { Cooldown } from './api/types.js';
 import { FleetFeed } from './data/feed.js';
@@ -21,11 +21,11 @@ afterEach(() => {
 const ESC = '\u001b';
 
 /** The selected row (the one with the › marker). */
-const selectedLine = (m: Mounted): string | undefined => m.lines().find((l) => l.startsWith('›'));
+const selectedLine = (m: Mounted): string | undefined => m.lines().find((l) => l.startsWith('>'));
 
 describe('views', () => {
   it('the Overview shows masters, queue by kind, running tasks, recent outcomes and cooling against the guard', async () => {
-    const m = mount({ guardPercent: 25 });
+    const m = mount({ guardPercent: 25, size: { columns: 100, rows: 34 } });
     await m.settle();
     const f = m.frame();
     expect(f).toContain('Masters 1');
@@ -36,8 +36,44 @@ describe('views', () => {
     expect(f).toMatch(/merge_wal\s+1\s+3\s+▮+▯*\s+33\.3% OVER/);
     expect(f).toContain('Running 1');
     expect(f).toMatch(/▶ running\s+merge_wal orders-eu/);
-    expect(f).toMatch(/✗ failed\s+merge_wal broken-store/);
+    expect(f).toMatch(/✗ failed\s+merge_wal broken-store .* http:\/\/w1:8080: HTTP 500: Not found/);
     expect(f).toMatch(/✓ done\s+merge_wal store-1/);
+  });
+
+  it('the Overview lists the worst offenders (longest cooling, then most failures) and the parked stores', async () => {
+    const data = sampleFleet();
+    const cds = [
+      ...data.cooldowns!.values(),
+      cooldown('long-one', {
+        failures: 6,
+        until_ms: NOW + 5 * 3600_000,
+        last_error: 'http://w2:8080: HTTP 500: disk gone (merged 0 generations across 0/2 workers)',
+      }),
+      cooldown('parked-one', { parked: park('restore planned Monday') }),
+    ];
+    const m = mount({ data: { ...data, cooldowns: cooldownMap(cds) }, size: { columns: 100, rows: 40 } });
+    await m.settle();
+    const lines = m.lines();
+    const top = lines.findIndex((l) => l.startsWith('Worst offenders'));
+    expect(lines[top + 1]).toMatch(/merge_wal long-one\s+6\/3\s+5h00m\s+http:\/\/w2:8080: HTTP 500: disk gone/);
+    expect(lines[top + 2]).toMatch(/merge_wal broken-store\s+4\/3\s+10m00s/);
+    expect(lines[top + 3]).toMatch(/merge_wal flaky-store\s+1\/3\s+below/);
+    expect(m.frame()).not.toMatch(/Worst offenders[\s\S]*parked-one[\s\S]*Parked/);
+    expect(m.frame()).toMatch(
+      /Parked 1\n\s+merge_wal parked-one\s+restore planned Monday\s+by token@127\.0\.0\.1 1m00s ago/,
+    );
+  });
+
+  it('the Overview gauges cooling against the master’s guard from its policy; --guard-percent overrides it', async () => {
+    const data = { ...sampleFleet(), policy: policy({ guard_percent: 50 }) };
+    const fromPolicy = mount({ data });
+    await fromPolicy.settle();
+    expect(fromPolicy.frame()).toContain('share vs guard 50%');
+    expect(fromPolicy.frame()).not.toContain('OVER');
+    const overridden = mount({ data, guardPercent: 10 });
+    await overridden.settle();
+    expect(overridden.frame()).toContain('share vs guard 10%');
+    expect(overridden.frame()).toContain('33.3% OVER');
   });
 
   it('the Tasks view lists state, kind, target, timing and outcome, newest first', async () => {
@@ -46,19 +82,74 @@ describe('views', () => {
     const lines = m.lines();
     expect(lines[2]).toMatch(/STATE\s+KIND\s+TARGET\s+SOURCE\s+TRY\s+AGE\s+TIME\s+OUTCOME/);
     expect(lines[3]).toMatch(/queued\s+merge_wal orders-us/);
+    // A failure's outcome shows its cause first.
     expect(m.frame()).toMatch(
-      /failed\s+merge_wal broken-store .*merged 0 generations across 0\/2 workers; http:\/\/w1:8080: HTTP 5/,
+      /failed\s+merge_wal broken-store .* http:\/\/w1:8080: HTTP 500: Not found: \/srv\/stores/,
     );
     expect(m.frame()).toMatch(/done\s+merge_wal store-1 .*merged 12 generations/);
   });
 
-  it('the Cooldowns view shows kind, target, failures, state, time left and the last error', async () => {
-    const m = mount();
+  it('the Cooldowns view shows the state, the count against the threshold, time left, until when, the next window and the cause', async () => {
+    const m = mount({ size: { columns: 120, rows: 24 } });
     await m.press('3');
     const f = m.frame();
-    expect(f).toMatch(/KIND\s+TARGET\s+FAIL\s+STATE\s+LEFT\s+CLASS\s+LAST FAIL\s+LAST ERROR/);
-    expect(f).toMatch(/merge_wal broken-store\s+4 cooling\s+10m00s target\s+30s ago merged 0 generations/);
-    expect(f).toMatch(/merge_wal flaky-store\s+1 counting\s+– target/);
+    expect(f).toMatch(/KIND\s+TARGET\s+STATE\s+FAILS\s+LEFT\s+UNTIL\s+NEXT\s+LAST FAIL CAUSE/);
+    // Until in local time; the next window by the policy: 600 s · 2^(5−3), jitter-shortened.
+    expect(f).toMatch(
+      /merge_wal broken-store\s+cooling\s+4\/3\s+10m00s\s+\d\d:\d\d:\d\d\s+39m58s\s+30s ago http:\/\/w1:8080: HTTP 500: Not fo/,
+    );
+    expect(f).toMatch(/merge_wal flaky-store\s+below\s+1\/3\s+-\s+-\s+-\s+0s ago HTTP 500: disk full/);
+  });
+
+  it('a cooldown that lapsed reads lapsed, with when it ended, not "expired expired"', async () => {
+    const data = {
+      ...sampleFleet(),
+      cooldowns: cooldownMap([cooldown('old-one', { failures: 3, until_ms: NOW - 60_000 })]),
+    };
+    const m = mount({ data, size: { columns: 120, rows: 24 } });
+    await m.press('3');
+    expect(m.frame()).not.toContain('expired');
+    // The window a failure now would open: 600 s · 2^(4−3), jitter-shortened.
+    expect(m.frame()).toMatch(/merge_wal old-one\s+lapsed\s+3\/3\s+-\s+\d\d:\d\d:\d\d\s+18m13s/);
+  });
+
+  it('a window ending on another day shows its date', async () => {
+    const data = {
+      ...sampleFleet(),
+      cooldowns: cooldownMap([cooldown('far', { failures: 9, until_ms: NOW + 30 * 3600_000 })]),
+    };
+    const m = mount({ data, size: { columns: 120, rows: 24 } });
+    await m.press('3');
+    // The next window is capped at max_secs (6 h), jitter-shortened.
+    expect(m.frame()).toMatch(/merge_wal far\s+cooling\s+9\/3\s+30h00m\s+\d\d-\d\d \d\d:\d\d\s+5h28m/);
+  });
+
+  it('the cause column leads with the worker’s error, also for a master that wrote the summary first', async () => {
+    const data = {
+      ...sampleFleet(),
+      cooldowns: cooldownMap([
+        cooldown('old-master', {
+          last_error: 'merged 0 generations across 1/2 workers; http://w2:8080: HTTP 500: Not found: /data/x.lance',
+        }),
+      ]),
+    };
+    const m = mount({ data, size: { columns: 80, rows: 24 } });
+    await m.press('3');
+    expect(m.frame()).toMatch(/CAUSE\n.*merge_wal old-master\s+cooling\s+3\/3\s+10m00s http:\/\/w2:8080: HTTP 5~/);
+  });
+
+  it('a parked row reads parked, with its reason and who parked it', async () => {
+    const data = {
+      ...sampleFleet(),
+      cooldowns: cooldownMap([
+        cooldown('held', { failures: 0, until_ms: null, last_error: '', parked: park('disk replaced Monday') }),
+      ]),
+    };
+    const m = mount({ data, size: { columns: 160, rows: 24 } });
+    await m.press('3');
+    expect(m.frame()).toMatch(
+      /merge_wal held\s+parked\s+0\/3\s+-\s+-\s+-\s+\S+ ago disk replaced Monday \(parked by token@127\.0\.0\.1\)/,
+    );
   });
 
   it('the Cooldowns view counts the time left down live', async () => {
@@ -75,7 +166,8 @@ describe('views', () => {
     const m = mount();
     await m.press('4');
     const lines = m.lines();
-    expect(lines[2]).toMatch(/STORE\s+PENDING\s+FRAGS\s+ROWS\s+OWNERS\s+SCANNED\s+COOLING/);
+    // CHANGED: when a scan last changed the row (the master rewrites a row only then).
+    expect(lines[2]).toMatch(/STORE\s+PENDING\s+FRAGS\s+ROWS\s+OWNERS\s+CHANGED\s+COOLING/);
     expect(lines[3]).toMatch(/broken-store\s+7,985\s+41 .* merge_wal 10m00s/);
     expect(lines[4]).toMatch(/orders-eu\s+40/);
     expect(lines[5]).toMatch(/orders-us\s+12/);
@@ -107,9 +199,9 @@ describe('keys', () => {
     await m.press(KEY.tab);
     expect(m.frame()).toContain('OUTCOME');
     await m.press(KEY.tab);
-    expect(m.frame()).toContain('LAST ERROR');
+    expect(m.frame()).toContain('CAUSE');
     await m.press(KEY.shiftTab, KEY.shiftTab);
-    expect(m.frame()).toContain('Recent outcomes');
+    expect(m.frame()).toContain('Worst offenders');
     await m.press('5');
     expect(m.frame()).toContain('ENDPOINT');
   });
@@ -167,15 +259,18 @@ describe('keys', () => {
     const f = m.frame();
     expect(f).toContain('Cooldown merge_wal broken-store');
     expect(f).toContain('time left      10m00s');
+    expect(f).toMatch(/until\s+2023-11-1\d \d\d:\d\d:\d\d [+-]\d\d:\d\d/);
+    expect(f).toMatch(/failures\s+4\/3 \(a window opens at 3\)/);
+    expect(f).toContain('next window    39m58s if it fails again');
     // The whole error, wrapped over lines: nothing cut off.
     expect(f.replace(/[\s│]+/g, ' ')).toContain(
-      'merged 0 generations across 0/2 workers; http://w1:8080: HTTP 500: Not found: /srv/stores/broken-store/data/4b1d2c9e.lance',
+      'http://w1:8080: HTTP 500: Not found: /srv/stores/broken-store/data/4b1d2c9e.lance (merged 0 generations across 0/2 workers)',
     );
     expect(f).toContain('History of this target');
     expect(f).toMatch(/failed\s+merge_wal .* HTTP 500: Not found/);
     expect(m.api.calls).toEqual([{ op: 'history', target: 'broken-store' }]);
     await m.press(KEY.escape);
-    expect(m.frame()).toContain('LAST ERROR');
+    expect(m.frame()).toContain('CAUSE');
   });
 
   it('? shows the help overlay and Esc closes it', async () => {
@@ -184,7 +279,7 @@ describe('keys', () => {
     expect(m.frame()).toContain('Keys');
     expect(m.frame()).toMatch(/Space\s+mark \/ unmark a row/);
     await m.press(KEY.escape);
-    expect(m.frame()).toContain('Recent outcomes');
+    expect(m.frame()).toContain('Worst offenders');
   });
 
   it('q quits', async () => {
@@ -213,7 +308,7 @@ describe('actions', () => {
     const m = mount();
     await m.press('3', KEY.space, KEY.space);
     expect(m.frame()).toContain('2 marked');
-    expect(m.lines().filter((l) => l.startsWith(' *') || l.startsWith('›*'))).toHaveLength(2);
+    expect(m.lines().filter((l) => l.startsWith(' *') || l.startsWith('>*'))).toHaveLength(2);
     await m.press('c');
     expect(m.frame()).toContain('Reset 2 cooldowns?');
     await m.press(KEY.enter);
@@ -327,8 +422,8 @@ describe('data and screen', () => {
   it('colours by state, and under NO_COLOR uses no colour at all', async () => {
     const colour = mount({ theme: { color: true } });
     await colour.press('3');
-    expect(colour.raw()).toContain(`${ESC}[31m cooling`); // red
-    expect(colour.raw()).toContain(`${ESC}[33m counting`); // yellow
+    expect(colour.raw()).toContain(`${ESC}[31mcooling`); // red
+    expect(colour.raw()).toContain(`${ESC}[33mbelow`); // yellow
     const plain = mount({ theme: { color: false } });
     await plain.press('3');
     expect(plain.frame()).toContain('cooling');
@@ -343,28 +438,40 @@ describe('data and screen', () => {
     expect(lines.length).toBeLessThanOrEqual(23);
     for (const l of lines) expect([...l].length).toBeLessThanOrEqual(80);
     expect(small.frame()).not.toContain('LAST FAIL');
-    expect(small.frame()).toContain('LAST ERROR');
+    expect(small.frame()).toMatch(/KIND\s+TARGET\s+STATE\s+FAILS\s+LEFT CAUSE/);
     const wide = mount({ size: { columns: 200, rows: 50 } });
     await wide.press('3');
-    expect(wide.frame()).toContain('LAST FAIL');
+    expect(wide.frame()).toMatch(/UNTIL\s+NEXT\s+LAST FAIL CAUSE/);
     expect(wide.frame()).toContain('/srv/stores/broken-store/data/4b1d2c9e.lance');
   });
 
   it('asks for a larger terminal below 80×24 instead of drawing a wrapped mess', async () => {
     const m = mount({ size: { columns: 70, rows: 20 } });
     await m.settle();
-    expect(m.frame()).toBe('maintd-top needs at least 80×24; this terminal is 70×20. Enlarge it, or press q to quit.');
+    expect(m.frame().replace(/\s+/g, ' ')).toBe(
+      'maintd-top needs at least 80×24; this terminal is 70×20. Enlarge it, or press q to quit.',
+    );
   });
 
-  it('fills an 80×24 Overview exactly, giving the spare lines to recent outcomes', async () => {
+  it('fills an 80×30 Overview exactly, giving the spare lines to recent outcomes', async () => {
     const data = sampleFleet();
     const many = [...data.tasks!.values(), ...Array.from({ length: 30 }, (_, i) => task(100 + i))];
-    const m = mount({ data: { ...data, tasks: new Map(many.map((t) => [t.id, t])) }, size: { columns: 80, rows: 24 } });
+    const m = mount({ data: { ...data, tasks: new Map(many.map((t) => [t.id, t])) }, size: { columns: 80, rows: 30 } });
+    await m.settle();
+    const lines = m.lines();
+    expect(lines).toHaveLength(29);
+    expect(lines.at(-1)).toContain('? help');
+    expect(lines.at(-2)).toMatch(/✓ done/);
+  });
+
+  it('keeps the worst offenders and running tasks on an 80×24 Overview, dropping what does not fit', async () => {
+    const m = mount({ size: { columns: 80, rows: 24 } });
     await m.settle();
     const lines = m.lines();
     expect(lines).toHaveLength(23);
-    expect(lines.at(-1)).toContain('? help');
-    expect(lines.at(-2)).toMatch(/✓ done/);
+    expect(m.frame()).toContain('Worst offenders');
+    expect(m.frame()).toContain('Running 1');
+    for (const l of lines) expect([...l].length).toBeLessThanOrEqual(80);
   });
 
   it('never lets terminal escapes from workers reach the screen (real client against a fake master)', async () => {

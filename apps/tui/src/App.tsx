@@ -1,15 +1,16 @@
 import { type Clock, systemClock } from '@maintd/core';
 import { Box, Text, useApp, useInput } from 'ink';
-import { type ReactNode, useCallback, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { type ReactNode, useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'react';
 import type { Task, TaskKind } from './api/types.js';
-import { Confirm } from './components/Confirm.js';
+import { Confirm, ReasonPrompt } from './components/Confirm.js';
 import { Detail, type History } from './components/Detail.js';
 import { Header, Help, StatusBar, Tabs } from './components/Chrome.js';
-import { Table } from './components/Table.js';
-import type { FleetSource } from './data/source.js';
+import { MARK_WIDTH, Table } from './components/Table.js';
+import type { FleetSnapshot, FleetSource } from './data/source.js';
 import { formatCount } from './format.js';
 import { MIN_SIZE, type Size, useNow, useTerminalSize } from './hooks.js';
-import type { FleetData } from './state/fleet.js';
+import { type Activity, type FleetData, MAX_ACTIVITY, appendActivity, cooldownKey } from './state/fleet.js';
+import { ListViews } from './state/lists.js';
 import {
   type Effect,
   type KeyContext,
@@ -21,9 +22,11 @@ import {
   isList,
   selectedIndex,
   splitInput,
+  submitReason,
 } from './state/ui.js';
 import { type Theme, ThemeRoot } from './theme.js';
-import { Overview } from './views/Overview.js';
+import { layoutColumns } from './views/columns.js';
+import { Overview, type OverviewModel, overviewModel, sameOverview } from './views/Overview.js';
 import {
   type ActionItem,
   type ActionKind,
@@ -32,13 +35,17 @@ import {
   type ListSpec,
   type ListViewId,
   type ViewId,
-  deriveRows,
+  storeCooldowns,
 } from './views/specs.js';
 
 /** The operations the dashboard performs on the master (a {@link MaintdClient} in production). */
 export interface ActionApi {
   enqueue(kind: TaskKind, target: string): Promise<{ readonly created: boolean }>;
   resetCooldown(kind: TaskKind, target: string): Promise<boolean>;
+  /** Parks one kind on one store with a reason. */
+  park(kind: TaskKind, target: string, reason: string): Promise<unknown>;
+  /** Releases a park; false when there was none. */
+  release(kind: TaskKind, target: string): Promise<boolean>;
   history(target: string): Promise<Task[]>;
 }
 
@@ -49,8 +56,11 @@ export interface AppProps {
   /** Shown in the header. */
   readonly url: string;
   readonly readonly?: boolean;
-  /** TASK_COOLDOWN_MAX_PERCENT of the masters, for the Overview's guard gauge. */
-  readonly guardPercent?: number;
+  /**
+   * Overrides the fleet guard (TASK_COOLDOWN_MAX_PERCENT) of the Overview's gauge; without it,
+   * the master's own, from its policy.
+   */
+  readonly guardPercent?: number | undefined;
   readonly theme?: Theme;
   /** A fixed size instead of the terminal's (tests, benchmarks). */
   readonly size?: Size;
@@ -70,7 +80,59 @@ const CHROME_ROWS = 4;
 /** Parallel requests of one bulk action. */
 const ACTION_CONCURRENCY = 4;
 
-/** The dashboard. All state transitions are {@link handleKey}; this wires data, keys and effects. */
+/** What a frame shows of the data, for a list view: the App draws only when it changes. */
+function listSignature(
+  ui: UiState,
+  view: ListViewId,
+  data: FleetData,
+  lists: ListViews,
+  bodyHeight: number,
+): unknown[] {
+  const list = ui.lists[view];
+  const spec = LIST_SPECS[view] as ListSpec<unknown>;
+  const index = lists.sync(view, data, list.filter, list.sort);
+  const selected = selectedIndex(list, index);
+  const start = lists.window(view, selected, bodyHeight, index.length, false);
+  const sig: unknown[] = [index.loaded, index.length, index.total, selected, start, data.policy];
+  const end = Math.min(index.length, start + bodyHeight);
+  for (let i = start; i < end; i++) {
+    const row = index.rows[i];
+    sig.push(row);
+    if (spec.rowDeps) sig.push(...spec.rowDeps(row, data));
+  }
+  return sig;
+}
+
+/** What the detail pane shows of the data. */
+function detailSignature(view: ListViewId, key: string, data: FleetData): unknown[] {
+  if (view === 'cooldowns') return [data.cooldowns?.get(key), data.policy];
+  if (view === 'tasks') {
+    const t = data.tasks?.get(key);
+    return [t, t ? data.cooldowns?.get(cooldownKey(t.kind, t.target)) : undefined];
+  }
+  if (view === 'stores') return [data.stores, data.workers, ...storeCooldowns(key, data), data.policy];
+  return [data.workers];
+}
+
+function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
+}
+
+/** What a frame shows: the chrome's data, plus the view's (rows on screen, or the Overview's model). */
+interface Shown {
+  readonly snapshot?: FleetSnapshot;
+  readonly chrome: readonly unknown[];
+  readonly view: readonly unknown[];
+  readonly overview: OverviewModel | undefined;
+}
+
+/**
+ * The dashboard. All key handling is {@link handleKey}; this wires data, keys and effects. A
+ * data change that changes nothing on screen (25 of 10,000 cooldowns, all below the window)
+ * draws no frame: Ink redraws the whole screen on every commit, so a commit is what costs.
+ */
 export function App(props: AppProps): ReactNode {
   const base = props.clock ?? systemClock;
   const { now: fixedNow } = props;
@@ -81,33 +143,100 @@ export function App(props: AppProps): ReactNode {
   const now = useNow(clock, props.tickMs ?? 1000);
   const size = useTerminalSize(props.size);
   const { source } = props;
-  const subscribe = useCallback((listener: () => void) => source.subscribe(listener), [source]);
-  const snapshot = useSyncExternalStore(subscribe, () => source.getSnapshot());
-  const { data, connection } = snapshot;
   const [ui, setUi] = useState<UiState>(() =>
     initialUi({ readonly: props.readonly ?? false, ...(props.initialView ? { view: props.initialView } : {}) }),
   );
   const uiRef = useRef(ui);
   uiRef.current = ui;
+  const lists = useMemo(() => new ListViews(), []);
+  const contentHeight = size.rows - CHROME_ROWS;
+  const bodyHeight = Math.max(0, contentHeight - 1);
+  const guardOverride = props.guardPercent;
+
+  // What the latest frame showed, and how to work out what a snapshot would show now.
+  const shown = useRef<Shown | undefined>(undefined);
+  const measure = useCallback(
+    (snap: FleetSnapshot, u: UiState, nowMs: number, withOverview: boolean): Shown => {
+      const { data, connection } = snap;
+      const chrome: unknown[] = [
+        connection.state,
+        connection.error,
+        connection.state === 'live' ? undefined : connection.lastUpdateMs,
+        data.tasks?.size,
+        data.cooldowns?.size,
+        data.storesTotal,
+        data.workers?.length,
+      ];
+      if (u.overlay === 'detail' && u.detail) {
+        return { chrome, view: detailSignature(u.detail.view, u.detail.key, data), overview: undefined };
+      }
+      if (u.overlay !== 'none') return { chrome, view: [], overview: undefined };
+      if (isList(u.view))
+        return { chrome, view: listSignature(u, u.view, data, lists, bodyHeight), overview: undefined };
+      return {
+        chrome,
+        view: [],
+        overview: withOverview ? overviewModel(data, nowMs, guardOverride) : undefined,
+      };
+    },
+    [lists, bodyHeight, guardOverride],
+  );
+  // Not useSyncExternalStore: React re-renders for every snapshot it has not drawn (a tearing
+  // check after each commit), which is what this gate is for: a change nobody would see draws no
+  // frame. The render reads the latest snapshot; the subscription only decides when to render.
+  const [, redraw] = useReducer((n: number) => n + 1, 0);
+  const gate = useRef({ measure, clock });
+  gate.current = { measure, clock };
+  useEffect(() => {
+    const check = (): void => {
+      const last = shown.current;
+      if (!last) return redraw();
+      const next = gate.current.measure(source.getSnapshot(), uiRef.current, gate.current.clock.now(), true);
+      const changed =
+        !sameItems(next.chrome, last.chrome) ||
+        !sameItems(next.view, last.view) ||
+        (next.overview !== undefined && (last.overview === undefined || !sameOverview(next.overview, last.overview)));
+      if (changed) redraw();
+    };
+    const unsubscribe = source.subscribe(check);
+    // A change between the first render and this subscription.
+    if (source.getSnapshot() !== shown.current?.snapshot) check();
+    return unsubscribe;
+  }, [source]);
+  const snapshot = source.getSnapshot();
+  const { data, connection } = snapshot;
   const dataRef = useRef(data);
   dataRef.current = data;
   const [history, setHistory] = useState<History | undefined>();
+  const [actions, setActions] = useState<readonly Activity[]>([]);
   const { exit } = useApp();
 
-  const contentHeight = size.rows - CHROME_ROWS;
   const listView: ListViewId | undefined = isList(ui.view) ? ui.view : undefined;
   const list = listView ? ui.lists[listView] : undefined;
   const spec = listView ? (LIST_SPECS[listView] as ListSpec<unknown>) : undefined;
-  // Filtering and sorting run when the data, filter or sort change, never on a clock tick.
-  const all = useMemo(() => spec?.rows(data), [spec, data]);
-  const rows = useMemo(
-    () => (spec && list ? deriveRows(spec, data, list.filter, list.sort, all) : []),
-    [spec, data, list?.filter, list?.sort, all],
+  // Synced incrementally from the live maps' change logs: a change moves its row, no re-sort.
+  const index = listView && list ? lists.sync(listView, data, list.filter, list.sort) : undefined;
+  const selected = list && index ? selectedIndex(list, index) : -1;
+  const start = listView && index ? lists.window(listView, selected, bodyHeight, index.length, true) : 0;
+  const pageSize = Math.max(1, bodyHeight);
+  const overview = useMemo(
+    () => (listView ? undefined : overviewModel(data, now, guardOverride)),
+    [listView, data, now, guardOverride],
   );
-  const keys = useMemo(() => (spec ? rows.map((r) => spec.key(r)) : []), [spec, rows]);
-  const selected = list ? selectedIndex(list, keys) : -1;
-  const pageSize = Math.max(1, contentHeight - 1);
+  const placed = useMemo(
+    () => (spec ? layoutColumns(spec.columns, size.columns - MARK_WIDTH) : []),
+    [spec, size.columns],
+  );
   const cellContext: CellContext = useMemo(() => ({ now, data }), [now, data]);
+  const rowDeps = useMemo(() => (spec?.rowDeps ? (row: unknown) => spec.rowDeps!(row, data) : undefined), [spec, data]);
+
+  useLayoutEffect(() => {
+    shown.current = { ...measure(snapshot, ui, now, false), overview, snapshot };
+  });
+
+  const log = useCallback((entries: readonly Activity[]) => {
+    setActions((a) => appendActivity(a, entries).slice(-MAX_ACTIVITY));
+  }, []);
 
   const run = useCallback(
     (effect: Effect) => {
@@ -126,29 +255,42 @@ export function App(props: AppProps): ReactNode {
       } else {
         void execute(props.api, effect.action).then((notice) => {
           setUi((s) => ({ ...s, notice }));
+          log([{ at: clock.now(), text: notice.text, tone: notice.tone }]);
           props.source.refresh();
         });
       }
     },
-    [exit, props.api, props.source, props.onQuit],
+    [exit, props.api, props.source, props.onQuit, clock, log],
   );
 
-  useInput((input, key) => {
-    const ctx: KeyContext = {
-      keys,
+  const keyContext = (): KeyContext => {
+    const u = uiRef.current;
+    const v = isList(u.view) ? u.view : undefined;
+    const l = v ? u.lists[v] : undefined;
+    return {
+      keys: v && l ? lists.sync(v, dataRef.current, l.filter, l.sort) : [],
       pageSize,
-      resolve: (view, ks, action) => resolveAction(view, ks, action, dataRef.current),
+      resolve: (view, ks, action) => resolveAction(view, ks, action, dataRef.current, clock.now()),
       exists: (view, k) => rowExists(view, k, dataRef.current),
     };
+  };
+
+  useInput((input, key) => {
     const effects: Effect[] = [];
     for (const press of splitInput({ ...key, input })) {
-      const result = handleKey(uiRef.current, press, ctx);
+      // The filter changes the rows a key moves through: the context is read per key.
+      const result = handleKey(uiRef.current, press, keyContext());
       uiRef.current = result.state;
       effects.push(...result.effects);
     }
     setUi(uiRef.current);
     for (const e of effects) run(e);
   });
+
+  const onReason = useCallback((text: string) => {
+    uiRef.current = submitReason(uiRef.current, text);
+    setUi(uiRef.current);
+  }, []);
 
   const counts: Partial<Record<ViewId, number>> = {
     ...(data.tasks ? { tasks: data.tasks.size } : {}),
@@ -160,6 +302,12 @@ export function App(props: AppProps): ReactNode {
   let content: ReactNode;
   if (ui.overlay === 'help') {
     content = <Help readonly={ui.readonly} height={contentHeight} width={size.columns} />;
+  } else if (ui.overlay === 'reason' && ui.confirm) {
+    content = (
+      <Box height={contentHeight} width={size.columns} flexDirection="column" alignItems="center" paddingTop={2}>
+        <ReasonPrompt pending={ui.confirm} width={size.columns} onSubmit={onReason} />
+      </Box>
+    );
   } else if (ui.overlay === 'confirm' && ui.confirm) {
     content = (
       <Box height={contentHeight} width={size.columns} flexDirection="column" alignItems="center" paddingTop={2}>
@@ -178,42 +326,43 @@ export function App(props: AppProps): ReactNode {
         height={contentHeight}
       />
     );
-  } else if (spec && list) {
-    const loading = all === undefined;
+  } else if (spec && list && index) {
     content = (
       <Table
-        columns={spec.columns}
-        rows={rows}
+        columns={placed}
+        rows={index.rows.slice(start, start + bodyHeight)}
+        offset={start}
         rowKey={spec.key}
         context={cellContext}
+        deps={[now, data.policy]}
+        rowDeps={rowDeps}
         selected={selected}
         marked={list.marked}
-        contextVersion={spec.cellsUseData ? cellContext : now}
         width={size.columns}
         height={contentHeight}
-        empty={loading ? 'loading…' : list.filter ? `nothing matches “${list.filter}”` : spec.empty}
+        empty={!index.loaded ? 'loading…' : list.filter ? `nothing matches “${list.filter}”` : spec.empty}
       />
     );
   } else {
     content = (
       <Overview
-        data={data}
+        model={overview ?? overviewModel(data, now, guardOverride)}
+        activity={mergeActivity(data.activity, actions)}
         now={now}
         width={size.columns}
         height={contentHeight}
-        guardPercent={props.guardPercent ?? 25}
       />
     );
   }
 
   let position = '';
-  if (spec && list) {
-    const total = all?.length ?? 0;
+  if (spec && list && index) {
+    const total = index.total;
     const parts = [
       list.marked.size > 0 ? `${list.marked.size} marked` : '',
       list.filter && !ui.editingFilter ? `/${list.filter}` : '',
       `sort: ${spec.sorts[list.sort % spec.sorts.length]?.label ?? ''}`,
-      `${rows.length === 0 ? 0 : selected + 1}/${formatCount(rows.length)}${rows.length !== total ? ` of ${formatCount(total)}` : ''}`,
+      `${index.length === 0 ? 0 : selected + 1}/${formatCount(index.length)}${index.length !== total ? ` of ${formatCount(total)}` : ''}`,
     ];
     position = parts.filter(Boolean).join('  ');
   }
@@ -247,16 +396,24 @@ export function App(props: AppProps): ReactNode {
   );
 }
 
+/** The stream's activity and the operator's own actions, in time order. */
+function mergeActivity(stream: readonly Activity[], own: readonly Activity[]): readonly Activity[] {
+  if (own.length === 0) return stream;
+  if (stream.length === 0) return own;
+  return [...stream, ...own].sort((a, b) => a.at - b.at).slice(-MAX_ACTIVITY);
+}
+
 /** The key hints of the status line for the current view. */
 export function hintsFor(ui: UiState): string {
   if (ui.overlay === 'confirm') return 'y/Enter confirm · n/Esc cancel';
+  if (ui.overlay === 'reason') return 'type the reason · Enter next · Esc cancel';
   if (ui.overlay === 'help') return 'Esc close';
   const actions = ui.readonly
     ? 'read-only'
     : ui.view === 'stores'
-      ? 'r merge · x compact · c reset'
+      ? 'r merge · x compact · c reset · p park · u release'
       : ui.view === 'cooldowns' || ui.view === 'tasks'
-        ? 'r run · c reset'
+        ? 'r run · c reset · p park · u release'
         : '';
   if (ui.overlay === 'detail') return ['Esc back', actions, '? help', 'q quit'].filter(Boolean).join(' · ');
   if (!isList(ui.view)) return '1-5/Tab views · ? help · q quit';
@@ -265,15 +422,13 @@ export function hintsFor(ui: UiState): string {
     .join(' · ');
 }
 
-function rowsByKey(view: ListViewId, data: FleetData): Map<string, unknown> {
+function rowByKey(view: ListViewId, key: string, data: FleetData): unknown {
   const spec = LIST_SPECS[view] as ListSpec<unknown>;
-  return new Map((spec.rows(data) ?? []).map((r) => [spec.key(r), r]));
+  return spec.source(data)?.get(key);
 }
 
 function rowExists(view: ListViewId, key: string, data: FleetData): boolean {
-  if (view === 'cooldowns') return data.cooldowns?.has(key) ?? false;
-  if (view === 'tasks') return data.tasks?.has(key) ?? false;
-  return rowsByKey(view, data).has(key);
+  return rowByKey(view, key, data) !== undefined;
 }
 
 /** The (kind, target) pairs an action on these rows applies to. */
@@ -282,14 +437,14 @@ export function resolveAction(
   keys: readonly string[],
   action: ActionKind,
   data: FleetData,
+  now = Date.now(),
 ): ActionItem[] {
   const spec = LIST_SPECS[view] as ListSpec<unknown>;
   const make = spec.actions[action];
   if (!make) return [];
-  const byKey = rowsByKey(view, data);
   return keys.flatMap((k) => {
-    const row = byKey.get(k);
-    return row === undefined ? [] : make(row, data);
+    const row = rowByKey(view, k, data);
+    return row === undefined ? [] : make(row, data, now);
   });
 }
 
@@ -300,23 +455,34 @@ function detailTarget(view: ListViewId, key: string, data: FleetData): string | 
   return data.cooldowns?.get(key)?.target ?? key.slice(key.indexOf('/') + 1);
 }
 
-/** Performs a confirmed action, a few requests at a time; the notice says how it went. */
+/** How one item of an action went. */
+interface ItemResult {
+  readonly ok: boolean;
+  readonly changed: boolean;
+  readonly error?: string;
+}
+
+/**
+ * Performs a confirmed action, a few requests at a time; the notice says how it went. Errors
+ * from the master are reported in the notice, never thrown.
+ */
 export async function execute(
   api: ActionApi,
   pending: PendingAction,
 ): Promise<{ text: string; tone: 'ok' | 'bad' | 'info' }> {
   const { items, action } = pending;
-  const results: { ok: boolean; changed: boolean; error?: string }[] = [];
+  const results: ItemResult[] = [];
   const queue = [...items];
   const one = async (item: ActionItem): Promise<void> => {
     try {
-      if (action === 'reset') {
-        const changed = await api.resetCooldown(item.kind, item.target);
-        results.push({ ok: true, changed });
-      } else {
-        const { created } = await api.enqueue(item.kind, item.target);
-        results.push({ ok: true, changed: created });
-      }
+      let changed: boolean;
+      if (action === 'reset') changed = await api.resetCooldown(item.kind, item.target);
+      else if (action === 'release') changed = await api.release(item.kind, item.target);
+      else if (action === 'park') {
+        await api.park(item.kind, item.target, pending.reason ?? '');
+        changed = true;
+      } else changed = (await api.enqueue(item.kind, item.target)).created;
+      results.push({ ok: true, changed });
     } catch (err) {
       results.push({ ok: false, changed: false, error: `${item.target}: ${(err as Error).message}` });
     }
@@ -330,17 +496,24 @@ export async function execute(
   const unchanged = results.filter((r) => r.ok && !r.changed).length;
   const done = results.length - failed.length;
   const n = items.length;
+  const first = items[0]!;
+  const single = n === 1 && done === 1;
+  let text: string;
   if (action === 'reset') {
-    let text =
-      n === 1 && done === 1
-        ? `reset the cooldown of ${items[0]!.kind} ${items[0]!.target}`
-        : `reset ${done} of ${n} cooldowns`;
+    text = single ? `reset the cooldown of ${first.kind} ${first.target}` : `reset ${done} of ${n} cooldowns`;
     if (unchanged > 0) text += ` (${unchanged} already cleared)`;
     if (failed.length > 0) text += `; failed: ${failed[0]!.error}`;
-    return { text, tone: failed.length > 0 ? 'bad' : 'ok' };
+  } else if (action === 'park') {
+    text = single ? `parked ${first.kind} ${first.target}: ${pending.reason ?? ''}` : `parked ${done} of ${n}`;
+    if (failed.length > 0) text = `${describeAction(pending)} failed for ${failed.length}: ${failed[0]!.error}`;
+  } else if (action === 'release') {
+    text = single ? `released ${first.kind} ${first.target}` : `released ${done} of ${n}`;
+    if (unchanged > 0) text += ` (${unchanged} not parked any more)`;
+    if (failed.length > 0) text = `${describeAction(pending)} failed for ${failed.length}: ${failed[0]!.error}`;
+  } else {
+    text = single ? `enqueued ${first.kind} on ${first.target}` : `enqueued ${done} of ${n}`;
+    if (unchanged > 0) text += ` (${unchanged} already queued or running)`;
+    if (failed.length > 0) text = `${describeAction(pending)} failed for ${failed.length}: ${failed[0]!.error}`;
   }
-  let text = n === 1 && done === 1 ? `enqueued ${items[0]!.kind} on ${items[0]!.target}` : `enqueued ${done} of ${n}`;
-  if (unchanged > 0) text += ` (${unchanged} already queued or running)`;
-  if (failed.length > 0) text = `${describeAction(pending)} failed for ${failed.length}: ${failed[0]!.error}`;
   return { text, tone: failed.length > 0 ? 'bad' : 'ok' };
 }

@@ -15,7 +15,8 @@ describe('parseCli', () => {
       readonly: false,
       refreshMs: 2000,
       timeoutMs: 5000,
-      guardPercent: 25,
+      // The guard comes from the master's policy unless --guard-percent overrides it.
+      guardPercent: undefined,
     });
   });
 
@@ -53,6 +54,15 @@ describe('parseCli', () => {
     expect(parseCli(['-h'], {}, '1')).toEqual(parseCli(['--help'], {}, '1'));
     expect(parseCli(['--version'], {}, '9.9.9')).toEqual({ action: 'version', text: 'maintd-top 9.9.9\n' });
     expect(parseCli(['-V'], {}, '9.9.9')).toEqual({ action: 'version', text: 'maintd-top 9.9.9\n' });
+  });
+
+  it('documents --guard-percent as an override of the master’s own guard', () => {
+    const r = parseCli(['--help'], {}, '1');
+    const text = (r.action === 'help' ? r.text : '').replace(/\s+/g, ' ');
+    expect(text).toContain('--guard-percent=<n> (default: the master’s)');
+    expect(text).toContain("Overrides the fleet guard (TASK_COOLDOWN_MAX_PERCENT) of the Overview's gauge.");
+    expect(text).toContain('GET /api/v1/scheduler/policy');
+    expect(text).toContain('p park (with a reason), u release');
   });
 
   it('documents every option in the shared help layout', () => {

@@ -8,7 +8,8 @@ export interface CliOptions {
   readonly readonly: boolean;
   readonly refreshMs: number;
   readonly timeoutMs: number;
-  readonly guardPercent: number;
+  /** Overrides the guard percentage the master reports (undefined: the master's). */
+  readonly guardPercent: number | undefined;
 }
 
 /** What the command line asks for. */
@@ -28,7 +29,7 @@ export const USAGE = formatHelp({
   about: [
     'The live terminal dashboard of a maintd fleet: queue and running tasks, cooldowns',
     '(what the sweeps skip and why), store backlog and worker health, with actions to',
-    'run a target now and to reset cooldowns.',
+    'run a target now, reset cooldowns, and park a broken store with a reason.',
   ],
   sections: [
     {
@@ -57,8 +58,11 @@ export const USAGE = formatHelp({
         { term: '--timeout=<duration>', tags: ['default: 5s'], description: 'Deadline of each request.' },
         {
           term: '--guard-percent=<n>',
-          tags: ['default: 25'],
-          description: "The masters' TASK_COOLDOWN_MAX_PERCENT, for the Overview's fleet-guard gauge.",
+          tags: ['default: the master’s'],
+          description: [
+            "Overrides the fleet guard (TASK_COOLDOWN_MAX_PERCENT) of the Overview's gauge.",
+            "Without it, the master's own, read from GET /api/v1/scheduler/policy.",
+          ],
         },
       ],
     },
@@ -66,7 +70,8 @@ export const USAGE = formatHelp({
       title: 'Keys',
       lines: [
         '1-5/Tab views, j/k move, / filter, s sort, Enter detail, Space mark,',
-        'r run now, c reset cooldown, ? help, q quit. NO_COLOR disables colour.',
+        'r run now, c reset cooldown, p park (with a reason), u release, ? help,',
+        'q quit. NO_COLOR disables colour.',
       ],
     },
   ],
@@ -125,8 +130,8 @@ export function parseCli(
   if (timeoutMs === undefined || timeoutMs < 100) {
     return { action: 'error', message: `--timeout: '${values.timeout}' is not a duration of at least 100ms (e.g. 5s)` };
   }
-  const guardPercent = Number(values['guard-percent'] ?? '25');
-  if (!Number.isFinite(guardPercent) || guardPercent <= 0 || guardPercent > 100) {
+  const guardPercent = values['guard-percent'] === undefined ? undefined : Number(values['guard-percent']);
+  if (guardPercent !== undefined && (!Number.isFinite(guardPercent) || guardPercent <= 0 || guardPercent > 100)) {
     return {
       action: 'error',
       message: `--guard-percent: '${values['guard-percent']}' is not a percentage in (0, 100]`,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fit, formatAgo, formatCountdown, formatDuration, truncate, wrap } from './format.js';
+import { fit, formatAgo, formatCountdown, formatDuration, formatUntil, truncate, wrap } from './format.js';
 
 describe('format', () => {
   it('formats durations compactly at every scale', () => {
@@ -18,15 +18,23 @@ describe('format', () => {
 
   it('says how long ago, or a dash when unknown', () => {
     expect(formatAgo(1000, 4000)).toBe('3s ago');
-    expect(formatAgo(undefined, 4000)).toBe('–');
-    expect(formatAgo(null, 4000)).toBe('–');
+    expect(formatAgo(undefined, 4000)).toBe('-');
+    expect(formatAgo(null, 4000)).toBe('-');
   });
 
-  it('fits text into a fixed width, truncating with an ellipsis', () => {
+  it('fits text into a fixed width, truncating with an ellipsis (or the marker given)', () => {
     expect(fit('abc', 5)).toBe('abc  ');
     expect(fit('abc', 5, 'right')).toBe('  abc');
     expect(fit('abcdef', 4)).toBe('abc…');
+    expect(fit('abcdef', 4, 'left', '~')).toBe('abc~');
+    expect(fit('héllo', 6)).toBe('héllo ');
     expect(truncate('abc', 0)).toBe('');
+  });
+
+  it('says until when in local time: the clock time today, month-day and time on another day', () => {
+    const now = new Date(2026, 11, 3, 13, 0, 0).getTime();
+    expect(formatUntil(new Date(2026, 11, 3, 14, 3, 7).getTime(), now)).toBe('14:03:07');
+    expect(formatUntil(new Date(2026, 11, 4, 9, 12, 30).getTime(), now)).toBe('12-04 09:12');
   });
 
   it('wraps at spaces and hard-breaks words longer than a line', () => {

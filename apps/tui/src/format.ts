@@ -21,9 +21,9 @@ export function formatCountdown(untilMs: number, nowMs: number): string {
   return left <= 0 ? 'expired' : formatDuration(left + 999);
 }
 
-/** `3s ago`, `12m05s ago`; `–` when unknown. */
+/** `3s ago`, `12m05s ago`; `-` when unknown. */
 export function formatAgo(ms: number | undefined | null, nowMs: number): string {
-  if (ms === undefined || ms === null) return '–';
+  if (ms === undefined || ms === null) return '-';
   return `${formatDuration(nowMs - ms)} ago`;
 }
 
@@ -31,6 +31,28 @@ export function formatAgo(ms: number | undefined | null, nowMs: number): string 
 export function formatClock(ms: number): string {
   const d = new Date(ms);
   return `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+}
+
+/**
+ * When something ends, in local time: `14:03:07` today, `11-16 09:12` on another day (month-day,
+ * no seconds: at that distance they do not matter).
+ */
+export function formatUntil(ms: number, nowMs: number): string {
+  const d = new Date(ms);
+  const n = new Date(nowMs);
+  if (d.getFullYear() === n.getFullYear() && d.getMonth() === n.getMonth() && d.getDate() === n.getDate()) {
+    return formatClock(ms);
+  }
+  return `${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+}
+
+/** A local date and time with its offset, for the detail pane: `2023-11-14 23:23:20 +01:00`. */
+export function formatLocal(ms: number): string {
+  const d = new Date(ms);
+  const off = -d.getTimezoneOffset();
+  const sign = off < 0 ? '-' : '+';
+  const abs = Math.abs(off);
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${formatClock(ms)} ${sign}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
 }
 
 /** Thousands separators: `7,985`. */
@@ -42,18 +64,28 @@ function pad2(n: number): string {
   return n < 10 ? `0${n}` : String(n);
 }
 
-/** Cuts `text` to `width` columns, ending in `…` when it had to cut. */
-export function truncate(text: string, width: number): string {
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\u0000-\u007f]*$/;
+
+/** Columns of text (one per code point; ASCII without splitting it). */
+function columns(text: string): number {
+  return ASCII.test(text) ? text.length : [...text].length;
+}
+
+/** Cuts `text` to `width` columns, ending in `cut` (`…`) when it had to cut. */
+export function truncate(text: string, width: number, cut = '…'): string {
   if (width <= 0) return '';
+  // Most text is shorter than its column: no need to split it into code points.
+  if (text.length <= width) return text;
   const chars = [...text];
   if (chars.length <= width) return text;
-  return width === 1 ? '…' : `${chars.slice(0, width - 1).join('')}…`;
+  return width === 1 ? cut : `${chars.slice(0, width - 1).join('')}${cut}`;
 }
 
 /** Exactly `width` columns: truncated, then padded on the right (or left for `align: 'right'`). */
-export function fit(text: string, width: number, align: 'left' | 'right' = 'left'): string {
-  const t = truncate(text, width);
-  const gap = width - [...t].length;
+export function fit(text: string, width: number, align: 'left' | 'right' = 'left', cut = '…'): string {
+  const t = truncate(text, width, cut);
+  const gap = width - columns(t);
   if (gap <= 0) return t;
   return align === 'right' ? ' '.repeat(gap) + t : t + ' '.repeat(gap);
 }

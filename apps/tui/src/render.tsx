@@ -1,5 +1,9 @@
 import { type Instance, render } from 'ink';
 import { App, type AppProps } from './App.js';
+import { installLineCache } from './line-cache.js';
+
+// Before the first frame: Ink's per-line work is then kept from frame to frame.
+await installLineCache();
 
 /** Settings of {@link renderDashboard}: the App's props plus where Ink draws. */
 export interface DashboardOptions extends AppProps {
@@ -9,7 +13,7 @@ export interface DashboardOptions extends AppProps {
   readonly debug?: boolean;
   /** Called after each frame Ink draws, with its render time. */
   readonly onRender?: (metrics: { renderTime: number }) => void;
-  /** Frame-rate cap (Ink's default is 30). */
+  /** Frame-rate cap (default 20: at most one frame per 50 ms, however fast the data changes). */
   readonly maxFps?: number;
   /** Route console output around the frame (default true; off where the caller prints). */
   readonly patchConsole?: boolean;
@@ -23,7 +27,7 @@ export function renderDashboard(options: DashboardOptions): Instance {
     ...(stdin ? { stdin } : {}),
     ...(onRender ? { onRender } : {}),
     debug: debug ?? false,
-    maxFps: maxFps ?? 30,
+    maxFps: maxFps ?? 20,
     // Not Ink's incrementalRendering: in Ink 6.8 it leaves stale and doubled lines on screen
     // (seen in tmux), so every frame is redrawn whole.
     // Ctrl+C goes through the App's quit path, so the feed stops and the screen is restored.

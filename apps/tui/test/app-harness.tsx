@@ -9,7 +9,7 @@ import type { Cooldown, Store, Task, TaskKind, Worker } from '../src/api/types.j
 import { type FleetSource, StaticFleetSource } from '../src/data/source.js';
 import type { Size } from '../src/hooks.js';
 import { EMPTY_FLEET, type FleetData, cooldownMap, taskMap } from '../src/state/fleet.js';
-import { cooldown, master } from './fake-master.js';
+import { cooldown, master, policy } from './fake-master.js';
 
 /** The fixed "now" of component tests: 2023-11-14T22:13:20Z plus a little. */
 export const NOW = 1_700_000_000_000;
@@ -33,9 +33,10 @@ export const KEY = {
 
 /** Calls the fake API received. */
 export interface ApiCall {
-  readonly op: 'enqueue' | 'reset' | 'history';
+  readonly op: 'enqueue' | 'reset' | 'park' | 'release' | 'history';
   readonly kind?: TaskKind;
   readonly target: string;
+  readonly reason?: string;
 }
 
 /** A fake {@link ActionApi} that records calls; `fail` makes every call reject. */
@@ -53,6 +54,16 @@ export function fakeApi(options: { fail?: string; history?: Task[] } = {}): Acti
     },
     resetCooldown: (kind, target) => {
       calls.push({ op: 'reset', kind, target });
+      maybeFail();
+      return Promise.resolve(true);
+    },
+    park: (kind, target, reason) => {
+      calls.push({ op: 'park', kind, target, reason });
+      maybeFail();
+      return Promise.resolve({});
+    },
+    release: (kind, target) => {
+      calls.push({ op: 'release', kind, target });
       maybeFail();
       return Promise.resolve(true);
     },
@@ -102,7 +113,7 @@ export function sampleFleet(): FleetData {
       until_ms: NOW + 600_000,
       last_failure_ms: NOW - 30_000,
       last_error:
-        'merged 0 generations across 0/2 workers; http://w1:8080: HTTP 500: Not found: /srv/stores/broken-store/data/4b1d2c9e.lance',
+        'http://w1:8080: HTTP 500: Not found: /srv/stores/broken-store/data/4b1d2c9e.lance (merged 0 generations across 0/2 workers)',
     }),
     cooldown('flaky-store', { failures: 1, until_ms: null, last_error: 'HTTP 500: disk full' }),
   ];
@@ -141,6 +152,7 @@ export function sampleFleet(): FleetData {
       index_id: { queued: 0, running: 0 },
     },
     guardOverflow: { merge_wal: 0, compact: 0, index_id: 0 },
+    policy: policy(),
   };
 }
 
@@ -159,18 +171,24 @@ export function mountApp(options: MountOptions = {}) {
   const api = options.api ?? fakeApi();
   let now = NOW;
   const { data: _data, api: _api, feed, ...props } = options;
-  const ink = render(
+  const size = options.size ?? { columns: 100, rows: 24 };
+  const clockNow = (): number => now;
+  const tree = (
     <App
       source={feed ?? source}
       api={api}
       url="http://master:8090"
-      size={options.size ?? { columns: 100, rows: 24 }}
-      now={() => now}
+      size={size}
+      now={clockNow}
       tickMs={options.tickMs ?? 60_000}
       theme={options.theme ?? { color: false }}
       {...props}
-    />,
+    />
   );
+  const ink = render(tree);
+  // ink-testing-library's terminal is 100 columns wide; Ink lays the screen out at that width.
+  Object.defineProperty(ink.stdout, 'columns', { value: size.columns });
+  ink.rerender(tree);
   const settle = async (): Promise<void> => {
     for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
     await new Promise((r) => setTimeout(r, 5));

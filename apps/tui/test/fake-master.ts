@@ -6,7 +6,8 @@
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { MaintdEvent } from '../src/api/events.js';
-import type { Cooldown, Master, Store, Task, Worker } from '../src/api/types.js';
+import { entryState } from '../src/api/normalize.js';
+import type { Cooldown, Master, Policy, Store, Task, Worker } from '../src/api/types.js';
 import { cooldownKey } from '../src/state/fleet.js';
 
 /** The fake's state; tests mutate it directly. */
@@ -17,6 +18,10 @@ export interface FakeState {
   cooldowns: Map<string, Cooldown>;
   tasks: Task[];
   guardOverflow: number;
+  /** The policy `GET /api/v1/scheduler/policy` answers; undefined answers 404 (an old master). */
+  policy: Policy | undefined;
+  /** Answer like a master from before paging: `limit` ignored, no `Link`, no `X-Total-Count`. */
+  unpaged: boolean;
   /** Delay of every answer except the event stream. */
   delayMs: number;
   /** Answer nothing at all (requests hang until the fake closes). */
@@ -53,21 +58,62 @@ export function master(id = 'master-a'): Master {
   };
 }
 
-/** A cooling record, as the master serves it (`until` follows `until_ms`). */
-export function cooldown(target: string, over: Partial<Omit<Cooldown, 'until'>> = {}): Cooldown {
+/** The policy of a master with the defaults of DESIGN §2.7. */
+export function policy(over: Partial<Policy> = {}): Policy {
+  return {
+    threshold: 3,
+    base_secs: 600,
+    max_secs: 21_600,
+    jitter: 0.1,
+    kinds: ['merge_wal', 'compact', 'index_id'],
+    guard_percent: 25,
+    count_infrastructure_failures: false,
+    master_id: 'master-a',
+    ...over,
+  };
+}
+
+/** The time the fixtures' `state` is derived at (the App tests' fixed "now"). */
+const FIXTURE_NOW = 1_700_000_000_000;
+
+/**
+ * A cooling record, as the master serves it (`until` follows `until_ms`, `state` follows the
+ * record at the fixtures' "now"). Its error reads cause first, as the master writes it.
+ */
+export function cooldown(target: string, over: Partial<Omit<Cooldown, 'until' | 'state'>> = {}): Cooldown {
   const record = {
     kind: 'merge_wal' as const,
     target,
     failures: 3,
     until_ms: 1_700_000_600_000 as number | null,
-    last_error: `merged 0 generations across 0/1 workers; HTTP 500: Not found: .../data/${target}.lance`,
+    last_error: `http://w1:8080: HTTP 500: Not found: .../data/${target}.lance (merged 0 generations across 0/1 workers)`,
     last_error_class: 'target' as const,
     first_failure_ms: 1_699_999_000_000,
     last_failure_ms: 1_700_000_000_000,
     last_task_id: '01a23766-0000-7000-8000-000000000000',
     ...over,
   };
-  return { ...record, until: record.until_ms === null ? null : new Date(record.until_ms).toISOString() };
+  return {
+    ...record,
+    until: record.until_ms === null ? null : new Date(record.until_ms).toISOString(),
+    state: entryState(record, FIXTURE_NOW),
+  };
+}
+
+/** A park record, as the master serves it inside a cooldown entry. */
+export function park(reason: string, over: Partial<Cooldown['parked'] & object> = {}): NonNullable<Cooldown['parked']> {
+  const p = {
+    reason,
+    by: 'token@127.0.0.1',
+    parked_at_ms: FIXTURE_NOW - 60_000,
+    until_ms: null as number | null,
+    ...over,
+  };
+  return {
+    ...p,
+    parked_at: new Date(p.parked_at_ms).toISOString(),
+    until: p.until_ms === null ? null : new Date(p.until_ms).toISOString(),
+  };
 }
 
 /** Starts a fake master on a loopback port (0 = any; pass one to "restart" on the same port). */
@@ -79,6 +125,8 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
     cooldowns: new Map(),
     tasks: [],
     guardOverflow: 0,
+    policy: policy(),
+    unpaged: false,
     delayMs: 0,
     hang: false,
     requests: [],
@@ -98,12 +146,44 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
     if (req.method === 'GET' && path === '/api/v1/masters') return json(res, 200, { masters: state.masters });
     if (req.method === 'GET' && path === '/api/v1/workers') return json(res, 200, { workers: state.workers });
     if (req.method === 'GET' && path === '/api/v1/scheduler/cooldowns') {
-      const all = q.get('all') === 'true';
-      return json(
-        res,
-        200,
-        [...state.cooldowns.values()].filter((c) => all || c.until_ms !== null),
+      const now = Date.now();
+      const entries = [...state.cooldowns.values()].sort((a, b) =>
+        cooldownKey(a.kind, a.target) < cooldownKey(b.kind, b.target) ? -1 : 1,
       );
+      if (!q.has('limit') || state.unpaged) {
+        const all = q.get('all') === 'true';
+        return json(
+          res,
+          200,
+          entries.filter((c) => all || c.until_ms !== null || c.parked),
+        );
+      }
+      // Paged, as the master pages: one state (absent: cooling and parked), a cursor (here the
+      // position), `Link` while more follow, `X-Total-Count`.
+      const wanted = q.get('state');
+      const match = entries.filter((c) => {
+        const s = entryState(c, now);
+        return wanted ? s === wanted : s === 'cooling' || s === 'parked';
+      });
+      const limit = Number(q.get('limit'));
+      const from = Number(q.get('cursor') ?? 0);
+      const page = match.slice(from, from + limit);
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'x-total-count': String(match.length),
+      };
+      if (from + limit < match.length) {
+        const next = new URLSearchParams(q);
+        next.set('cursor', String(from + limit));
+        headers.link = `</api/v1/scheduler/cooldowns?${next.toString()}>; rel="next"`;
+      }
+      res.writeHead(200, headers);
+      res.end(JSON.stringify(page));
+      return;
+    }
+    if (req.method === 'GET' && path === '/api/v1/scheduler/policy') {
+      if (!state.policy) return json(res, 404, { error: `no route for ${req.method} ${path}` });
+      return json(res, 200, state.policy);
     }
     if (req.method === 'GET' && path === '/api/v1/stores') {
       const limit = Number(q.get('limit') ?? 50);
@@ -112,11 +192,10 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
       const from = cursor ? sorted.findIndex((s) => s.name > cursor) : 0;
       const page = from < 0 ? [] : sorted.slice(from, from + limit);
       const more = from >= 0 && from + limit < sorted.length;
+      const byTarget = new Map<string, Cooldown[]>();
+      for (const c of state.cooldowns.values()) byTarget.set(c.target, [...(byTarget.get(c.target) ?? []), c]);
       return json(res, 200, {
-        stores: page.map((s) => ({
-          ...s,
-          cooldowns: [...state.cooldowns.values()].filter((c) => c.target === s.name),
-        })),
+        stores: page.map((s) => ({ ...s, cooldowns: byTarget.get(s.name) ?? [] })),
         total: sorted.length,
         next_cursor: more ? page.at(-1)!.name : null,
       });
@@ -147,11 +226,26 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
       state.tasks.push(task);
       return json(res, 202, task);
     }
-    const reset = /^\/api\/v1\/scheduler\/cooldowns\/([^/]+)\/([^/]+)$/.exec(path);
-    if (req.method === 'DELETE' && reset) {
-      const key = cooldownKey(reset[1]!, decodeURIComponent(reset[2]!));
+    const one = /^\/api\/v1\/scheduler\/cooldowns\/([^/]+)\/([^/]+)$/.exec(path);
+    if (req.method === 'DELETE' && one) {
+      const key = cooldownKey(one[1]!, decodeURIComponent(one[2]!));
       if (!state.cooldowns.delete(key)) return json(res, 404, { error: 'no cooldown' });
       return json(res, 200, { deleted: 1 });
+    }
+    if (req.method === 'PUT' && one) {
+      const kind = one[1] as Cooldown['kind'];
+      const target = decodeURIComponent(one[2]!);
+      const { reason } = JSON.parse(body) as { reason?: string };
+      if (!reason) return json(res, 400, { error: 'reason: required (1-512 characters)' });
+      const key = cooldownKey(kind, target);
+      const now = Date.now();
+      const parked = park(reason, { parked_at_ms: now });
+      const before = state.cooldowns.get(key);
+      const entry: Cooldown = before
+        ? { ...before, parked, state: 'parked' }
+        : { kind, target, state: 'parked', failures: 0, until_ms: null, until: null, last_error: '', parked };
+      state.cooldowns.set(key, entry);
+      return json(res, 200, entry);
     }
     if (req.method === 'GET' && path === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain' });

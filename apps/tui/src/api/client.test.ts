@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeMaster, cooldown, startFakeMaster } from '../../test/fake-master.js';
-import { ApiError, ConnectionError, MaintdClient } from './client.js';
+import { ApiError, ConnectionError, MaintdClient, nextLink } from './client.js';
 
 let fake: FakeMaster | undefined;
 afterEach(async () => {
@@ -19,16 +19,68 @@ async function refusedUrl(): Promise<string> {
 }
 
 describe('MaintdClient', () => {
-  it('reads cooldowns with all=true and strips terminal escapes from worker text', async () => {
+  it('reads cooldowns in pages following Link rel=next, every state, and strips terminal escapes from worker text', async () => {
     fake = await startFakeMaster();
+    for (let i = 0; i < 450; i++)
+      fake.state.cooldowns.set(`merge_wal/c${i}`, cooldown(`c${i}`, { until_ms: Date.now() + 600_000 }));
+    fake.state.cooldowns.set('merge_wal/below', cooldown('below', { until_ms: null }));
+    fake.state.cooldowns.set('merge_wal/lapsed', cooldown('lapsed', { until_ms: Date.now() - 1000 }));
     fake.state.cooldowns.set(
       'merge_wal/a',
-      cooldown('a', { last_error: 'Not found\u001b[2J\u001b]0;owned\u0007: x.lance' }),
+      cooldown('a', { until_ms: Date.now() + 600_000, last_error: 'Not found\u001b[2J\u001b]0;owned\u0007: x.lance' }),
     );
     const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
     const list = await client.cooldowns();
-    expect(list.map((c) => c.last_error)).toEqual(['Not found: x.lance']);
+    expect(list).toHaveLength(453);
+    expect(list.find((c) => c.target === 'a')?.last_error).toBe('Not found: x.lance');
+    expect(list.some((c) => c.target === 'lapsed')).toBe(true);
+    const reads = fake.state.requests.filter((r) => r.startsWith('GET /api/v1/scheduler/cooldowns'));
+    expect(reads).toEqual([
+      'GET /api/v1/scheduler/cooldowns?limit=200',
+      'GET /api/v1/scheduler/cooldowns?limit=200&cursor=200',
+      'GET /api/v1/scheduler/cooldowns?limit=200&cursor=400',
+      'GET /api/v1/scheduler/cooldowns?limit=200&state=below',
+      'GET /api/v1/scheduler/cooldowns?limit=200&state=lapsed',
+    ]);
+  });
+
+  it('reads a master from before paging (no X-Total-Count) in one unpaged all=true read, deriving state', async () => {
+    fake = await startFakeMaster({ unpaged: true });
+    const { state: _state, ...old } = cooldown('a', { until_ms: null });
+    fake.state.cooldowns.set(
+      'merge_wal/a',
+      old as typeof fake.state.cooldowns extends Map<string, infer C> ? C : never,
+    );
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    const list = await client.cooldowns();
+    expect(list.map((c) => [c.target, c.state])).toEqual([['a', 'below']]);
     expect(fake.state.requests).toContain('GET /api/v1/scheduler/cooldowns?all=true');
+  });
+
+  it('reads the policy, and answers undefined from a master without the endpoint', async () => {
+    fake = await startFakeMaster();
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    expect((await client.policy())?.threshold).toBe(3);
+    fake.state.policy = undefined;
+    expect(await client.policy()).toBeUndefined();
+  });
+
+  it('parks with a reason (PUT) and releases (DELETE), a release of nothing being false', async () => {
+    fake = await startFakeMaster();
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    const parked = await client.park('merge_wal', 'broken/1', 'fragment lost');
+    expect(parked).toMatchObject({ state: 'parked', parked: { reason: 'fragment lost' } });
+    expect(fake.state.requests).toContain('PUT /api/v1/scheduler/cooldowns/merge_wal/broken%2F1');
+    expect(await client.release('merge_wal', 'broken/1')).toBe(true);
+    expect(await client.release('merge_wal', 'broken/1')).toBe(false);
+    await expect(client.park('merge_wal', 'x', '')).rejects.toThrow(/HTTP 400: reason/);
+  });
+
+  it('reads the next page from a Link header, whatever else it holds', () => {
+    expect(nextLink('</a?cursor=2>; rel="next"')).toBe('/a?cursor=2');
+    expect(nextLink('</p>; rel="prev", </n>; rel=next')).toBe('/n');
+    expect(nextLink('</p>; rel="prev"')).toBeUndefined();
+    expect(nextLink(null)).toBeUndefined();
   });
 
   it('follows the stores cursor across pages', async () => {

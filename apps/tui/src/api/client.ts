@@ -1,7 +1,8 @@
 import createClient from 'openapi-fetch';
 import { sanitizeDeep, sanitizeText } from '../sanitize.js';
 import type { paths } from './schema.js';
-import type { Cooldown, Master, Store, Task, TaskKind, TaskPage, TaskQuery, Worker } from './types.js';
+import { normalizeCooldown } from './normalize.js';
+import type { Cooldown, Master, Policy, Store, Task, TaskKind, TaskPage, TaskQuery, Worker } from './types.js';
 
 /** A request the master answered with an error status. */
 export class ApiError extends Error {
@@ -36,6 +37,20 @@ export interface ClientOptions {
 /** Most stores read per refresh (pages of 200); beyond it the Stores view says how many it shows. */
 export const MAX_STORE_PAGES = 50;
 const PAGE = 200;
+/** Most pages of one cooldown state read per full read: 200,000 entries, far beyond any fleet. */
+const MAX_COOLDOWN_PAGES = 1000;
+/** The states a paged read asks for, one sequence each: together what `all=true` answers. */
+const COOLDOWN_STATES = [undefined, 'below', 'lapsed'] as const;
+
+/** The URL of the next page from a `Link` header (RFC 8288, `rel="next"`); undefined on the last page. */
+export function nextLink(header: string | null): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(',')) {
+    const m = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
+    if (m && /(?:^|;)\s*rel\s*=\s*"?next"?\s*(?:;|$)/i.test(m[2]!)) return m[1];
+  }
+  return undefined;
+}
 
 /**
  * The master's HTTP API as the TUI uses it: typed by the generated OpenAPI schema, every request
@@ -80,13 +95,49 @@ export class MaintdClient {
     return [...body.workers];
   }
 
-  /** Every cooldown record, below-threshold counters included. */
+  /**
+   * Every cooldown entry (parks, open windows, counters below the threshold and lapsed windows),
+   * read in pages of 200 and following `Link: <…>; rel="next"`, so no request builds (or parses)
+   * a 3 MB body. A master from before paging answers the whole list at once: read as before.
+   */
   async cooldowns(signal?: AbortSignal): Promise<Cooldown[]> {
+    const out: Cooldown[] = [];
+    for (const state of COOLDOWN_STATES) {
+      let path: string | undefined = `/api/v1/scheduler/cooldowns?limit=${PAGE}${state ? `&state=${state}` : ''}`;
+      for (let page = 0; path && page < MAX_COOLDOWN_PAGES; page++) {
+        const res = await this.#raw(path, { headers: this.#headers() }, signal);
+        if (!res.headers.has('x-total-count')) {
+          // Not paged: a master that predates paging (it ignored `limit`).
+          await res.body?.cancel().catch(() => undefined);
+          return this.#allCooldowns(signal);
+        }
+        const body = await this.#json<Cooldown[]>(res, path);
+        const now = Date.now();
+        for (const c of body) out.push(normalizeCooldown(c, now));
+        path = nextLink(res.headers.get('link'));
+      }
+    }
+    return out;
+  }
+
+  /** The unpaged list, `all=true` (masters from before paging). */
+  async #allCooldowns(signal?: AbortSignal): Promise<Cooldown[]> {
     const body = await this.#call(
       (s) => this.#api.GET('/api/v1/scheduler/cooldowns', { params: { query: { all: 'true' } }, signal: s }),
       signal,
     );
-    return [...body];
+    const now = Date.now();
+    return body.map((c) => normalizeCooldown(c, now));
+  }
+
+  /** The cooldown policy of the master (undefined from a master that predates the endpoint). */
+  async policy(signal?: AbortSignal): Promise<Policy | undefined> {
+    try {
+      return await this.#call((s) => this.#api.GET('/api/v1/scheduler/policy', { signal: s }), signal);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return undefined;
+      throw err;
+    }
   }
 
   /** Stats rows by name, up to {@link MAX_STORE_PAGES} pages, and how many there are in all. */
@@ -127,7 +178,7 @@ export class MaintdClient {
     return { task, created };
   }
 
-  /** Operator reset of one cooldown; false when there was none (already cleared). */
+  /** Operator reset of one cooldown (and release of its park); false when there was none. */
   async resetCooldown(kind: TaskKind, target: string): Promise<boolean> {
     try {
       await this.#call((s) =>
@@ -141,6 +192,26 @@ export class MaintdClient {
       if (err instanceof ApiError && err.status === 404) return false;
       throw err;
     }
+  }
+
+  /** Parks one kind on one store with a reason: the sweeps skip it until it is released. */
+  async park(kind: TaskKind, target: string, reason: string): Promise<Cooldown> {
+    const c = await this.#call((s) =>
+      this.#api.PUT('/api/v1/scheduler/cooldowns/{kind}/{target}', {
+        params: { path: { kind, target } },
+        body: { reason },
+        signal: s,
+      }),
+    );
+    return normalizeCooldown(c, Date.now());
+  }
+
+  /**
+   * Releases a park. The master's DELETE also resets the failure count (one verb for both); false
+   * when there was neither.
+   */
+  async release(kind: TaskKind, target: string): Promise<boolean> {
+    return this.resetCooldown(kind, target);
   }
 
   /** The newest tasks of one store (the detail pane's history). */
@@ -160,6 +231,17 @@ export class MaintdClient {
     }
     if (!res.ok) throw new ApiError(res.status, `HTTP ${res.status} from ${path}`);
     return res;
+  }
+
+  /** A JSON body, sanitised, or an {@link ApiError} when it is not JSON. */
+  async #json<T>(res: Response, path: string): Promise<T> {
+    let body: unknown;
+    try {
+      body = await res.json();
+    } catch (err) {
+      throw new ApiError(res.status, `HTTP ${res.status} from ${path}: not JSON (${(err as Error).message})`);
+    }
+    return sanitizeDeep(body as T);
   }
 
   #signal(outer?: AbortSignal): AbortSignal {

@@ -3,6 +3,7 @@ import { type EventSourceMessage, createParser } from 'eventsource-parser';
 import { z } from 'zod';
 import { sanitizeDeep, sanitizeText } from '../sanitize.js';
 import { ConnectionError, connectionError } from './client.js';
+import { normalizeCooldown } from './normalize.js';
 import { type MaintdEvent, TASK_KINDS } from './types.js';
 
 /** A change the master reports over `GET /api/v1/events` (its `MaintdEvent`), sanitised. */
@@ -20,21 +21,33 @@ const TaskShape = z.looseObject({
   enqueued_at: z.number(),
   attempt: z.number(),
 });
+const ParkShape = z.looseObject({
+  reason: z.string(),
+  by: z.string(),
+  parked_at_ms: z.number(),
+  parked_at: z.string(),
+  until_ms: z.number().nullable(),
+  until: z.string().nullable(),
+});
 const CooldownShape = z
   .looseObject({
     kind: Kind,
     target: z.string(),
+    // A master from before parks does not send `state`: it is derived (see normalizeCooldown).
+    state: z.enum(['cooling', 'below', 'lapsed', 'parked']).optional(),
     failures: z.number(),
     until_ms: z.number().nullable(),
     // A master from before `until` existed does not send it: it is derived here instead.
     until: z.string().nullable().optional(),
     last_error: z.string(),
-    last_error_class: z.enum(['target', 'infrastructure']),
-    first_failure_ms: z.number(),
-    last_failure_ms: z.number(),
-    last_task_id: z.string(),
+    // Absent for a park with no failure record.
+    last_error_class: z.enum(['target', 'infrastructure']).optional(),
+    first_failure_ms: z.number().optional(),
+    last_failure_ms: z.number().optional(),
+    last_task_id: z.string().optional(),
+    parked: ParkShape.optional(),
   })
-  .transform((c) => ({ ...c, until: c.until ?? (c.until_ms === null ? null : new Date(c.until_ms).toISOString()) }));
+  .transform((c) => normalizeCooldown(c, Date.now()));
 const EventShape = z.discriminatedUnion('type', [
   z.object({ type: z.literal('task'), revision: z.number(), task: TaskShape }),
   z.object({ type: z.literal('task_deleted'), revision: z.number(), id: z.string() }),

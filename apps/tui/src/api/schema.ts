@@ -13,7 +13,7 @@ export interface paths {
     };
     /**
      * List tasks, newest first
-     * @description One page of tasks matching the filters, newest first; follow `next_cursor` for the next page. Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
+     * @description One page of tasks matching the filters, newest first; follow `next_cursor` (or the `Link` header) for the next page. Paged: while more items follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288); it is absent on the last page. Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
      */
     get: operations['listTasks'];
     put?: never;
@@ -56,15 +56,15 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * List cooldowns
-     * @description The (kind, store) pairs the sweeps skip because their cooldown window is open; `all=true` adds the counters below the threshold (`until_ms` null). Each record carries `until`, the window's end as ISO 8601 text, derived when served (it is not stored). Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
+     * List cooldowns and parks
+     * @description The (kind, store) pairs the sweeps skip: open cooldown windows and operator parks in force, each with its `state` and `until`, the window's end as ISO 8601 text (derived when served, not stored). Without `limit`, the whole list as one array, by kind then store (`all=true` adds the counters below the threshold and the lapsed windows). With `limit`, one page as an array, filtered by `kind` and `state` and ordered by `sort`; the `X-Total-Count` header counts every matching entry, and while more entries follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288; absent on the last page). Pages are served from this master's watch-maintained index of cooldowns and parks. Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
      */
     get: operations['listCooldowns'];
     put?: never;
     post?: never;
     /**
      * Reset every cooldown (of one kind, or all)
-     * @description Operator bulk reset: deletes every cooldown record (of `kind`, when given) and returns how many.
+     * @description Operator bulk reset: deletes every cooldown record (of `kind`, when given) and returns how many. Parks stay: each is an operator decision with its own reason, released one by one (`DELETE /api/v1/scheduler/cooldowns/{kind}/{target}`).
      */
     delete: operations['resetCooldowns'];
     options?: never;
@@ -80,13 +80,37 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    put?: never;
+    /**
+     * Park a store with a reason
+     * @description Parks this kind on this store: the sweeps skip it until it is released (`DELETE`) or until `until`; manual tasks still run, and their success does not release the park (it still clears the failure count). The park keeps who parked it (`token@<client address>` when the bearer token authenticated the request, else the client address), when and why. Parking again replaces the reason, the time and `until`. Answers the merged cooldown entry (state `parked`), and a `cooldown` event follows on the event stream.
+     */
+    put: operations['parkTarget'];
     post?: never;
     /**
-     * Reset one cooldown
-     * @description Operator reset: deletes the cooldown record of this kind on this store, so that the next sweep may enqueue it again and its next failure counts from one.
+     * Reset one cooldown and release its park
+     * @description Operator reset and release: deletes the cooldown record of this kind on this store and its park (lapsed or not), so that the next sweep may enqueue it again and its next failure counts from one. A `cooldown` event follows on the event stream.
      */
     delete: operations['resetCooldown'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/scheduler/policy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The cooldown policy this master runs
+     * @description The failure-cooldown settings of the master that answers (threshold, windows, jitter, kinds, fleet guard, whether infrastructure failures count). Each master answers for itself: masters that disagree are visible by asking each. Reads no store; never secret.
+     */
+    get: operations['getCooldownPolicy'];
+    put?: never;
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -101,7 +125,7 @@ export interface paths {
     };
     /**
      * List stores with their cooldown state
-     * @description One page of the stats rows the latest scans wrote, by name, each with its cooldown records (with `until`, as in the cooldown list). Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
+     * @description One page of the stats rows the latest scans wrote, by name, each with its cooldown entries of every kind (as in the cooldown list: `until`, `state`, and the park when one is in force). Paged: while more items follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288); it is absent on the last page. Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
      */
     get: operations['listStores'];
     put?: never;
@@ -160,8 +184,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Stream task and cooldown changes
-     * @description Server-sent events from this master's etcd watch of tasks and cooldowns. The stream opens with a `hello` event, then sends one `task`, `task_deleted` or `cooldown` event per change (`id:` is the etcd revision) and a `: keepalive` comment after 15 seconds without one. A client more than 1000 events behind gets an `overflow` event and the stream ends: reconnect and re-read the lists. Events carry no history: read the lists after `hello` to start from a consistent view.
+     * Stream task, cooldown and park changes
+     * @description Server-sent events from this master's etcd watch of tasks, cooldowns and parks. The stream opens with a `hello` event, then sends one `task`, `task_deleted` or `cooldown` event per change (`id:` is the etcd revision) and a `: keepalive` comment after 15 seconds without one. A client more than 1000 events behind gets an `overflow` event and the stream ends: reconnect and re-read the lists. Events carry no history: read the lists after `hello` to start from a consistent view.
      */
     get: operations['streamEvents'];
     put?: never;
@@ -325,10 +349,10 @@ export interface components {
       tasks: components['schemas']['TaskRecord'][];
       /** @description How many tasks match the filters, over all pages (a count) */
       total: number;
-      /** @description Pass as `cursor` to read the next page; null on the last page */
+      /** @description Pass as `cursor` to read the next page (the `Link` header says the same); null on the last page */
       next_cursor: string | null;
     };
-    /** @description Consecutive-failure bookkeeping of one kind on one store, as stored, plus `until` (derived when served, not stored) */
+    /** @description One kind on one store as the sweeps see it: its consecutive-failure bookkeeping as stored plus `until` (derived when served, not stored), its park when one is in force, and its `state`. `last_error_class`, `first_failure_ms`, `last_failure_ms` and `last_task_id` are absent for a parked store with no failure record. */
     Cooldown: {
       /**
        * @description The kind whose failures are counted
@@ -337,33 +361,89 @@ export interface components {
       kind: 'merge_wal' | 'compact' | 'index_id';
       /** @description The store whose failures are counted */
       target: string;
-      /** @description Consecutive failures of this kind on this store (a count); a success deletes the record */
+      /**
+       * @description Where this kind on this store stands: `parked` (an operator park is in force: the sweeps skip it until released), `cooling` (a cooldown window is open: the sweeps skip it until `until`), `below` (failures counted, below the threshold: no window) or `lapsed` (the window ended; the count stays, so the next failure opens a doubled window)
+       * @enum {string}
+       */
+      state: 'cooling' | 'below' | 'lapsed' | 'parked';
+      /** @description Consecutive failures of this kind on this store (a count); a success resets it. 0 for a parked store with no failure record */
       failures: number;
-      /** @description End of the cooldown window, in milliseconds since the Unix epoch; null below the failure threshold (counted, no window) */
+      /** @description End of the cooldown window, in milliseconds since the Unix epoch; null below the failure threshold (counted, no window) and for a parked store with no failure record */
       until_ms: number | null;
       /**
        * Format: date-time
        * @description `until_ms` as an ISO 8601 UTC timestamp (millisecond precision); null when `until_ms` is null
        */
       until: string | null;
-      /** @description Error message of the latest counted failure: at most 512 characters, control characters stripped */
+      /** @description Error message of the latest counted failure: at most 512 characters, control characters stripped; empty for a parked store with no failure record */
       last_error: string;
       /**
        * @description Failure class of the latest counted failure: `target` (a worker answered with an error about this store) or `infrastructure` (no worker answered)
        * @enum {string}
        */
-      last_error_class: 'target' | 'infrastructure';
+      last_error_class?: 'target' | 'infrastructure';
       /** @description When the first of these consecutive failures happened, in milliseconds since the Unix epoch */
-      first_failure_ms: number;
+      first_failure_ms?: number;
       /** @description When the latest counted failure happened, in milliseconds since the Unix epoch */
-      last_failure_ms: number;
+      last_failure_ms?: number;
       /** @description Id of the task whose failure was counted last */
-      last_task_id: string;
+      last_task_id?: string;
+      parked?: components['schemas']['Park'];
+    };
+    /** @description The park in force on this kind on this store (absent from a cooldown entry when not parked; a lapsed park counts as not parked): the sweeps skip it until it is released (DELETE) or `until`; manual tasks still run and a success does not release it */
+    Park: {
+      /** @description Why the operator parked it: 1–512 characters, control characters stripped */
+      reason: string;
+      /** @description Who parked it: `token@<client address>` when the bearer token authenticated the request, else the client address */
+      by: string;
+      /** @description When it was parked, in milliseconds since the Unix epoch */
+      parked_at_ms: number;
+      /**
+       * Format: date-time
+       * @description `parked_at_ms` (milliseconds since the Unix epoch) as an ISO 8601 UTC timestamp
+       */
+      parked_at: string;
+      /** @description When the park lapses by itself, in milliseconds since the Unix epoch; null: it lasts until released. A lapsed park counts as not parked */
+      until_ms: number | null;
+      /**
+       * Format: date-time
+       * @description `until_ms` as an ISO 8601 UTC timestamp; null when the park lasts until released
+       */
+      until: string | null;
+    };
+    /** @description A park: why, and optionally until when */
+    ParkRequest: {
+      /** @description Why the store is parked (1–512 characters), kept with the park */
+      reason: string;
+      /**
+       * Format: date-time
+       * @description When the park lapses by itself, an ISO 8601 time in the future; absent: until released
+       */
+      until?: string;
     };
     /** @description The outcome of an operator reset */
     Deleted: {
-      /** @description How many cooldown records were deleted (a count; 1 for a single reset) */
+      /** @description How many records were deleted (a count): cooldown records, plus the park for a single reset (so 1 or 2 there) */
       deleted: number;
+    };
+    /** @description The failure-cooldown policy of the master that answers. Every master reads its own settings: masters started with different settings apply different policies (each failure is counted by the master that ran the task, each sweep by the master that ran it). Ask each master to compare; `master_id` says which one answered. */
+    CooldownPolicy: {
+      /** @description Consecutive failures of a kind on a store before a cooldown window opens (`TASK_COOLDOWN_AFTER_FAILURES`; a count). 0: cooldowns are off */
+      threshold: number;
+      /** @description Window length when the threshold is first reached, in seconds (`TASK_COOLDOWN_BASE_SECS`); each further failure doubles it */
+      base_secs: number;
+      /** @description Longest window, in seconds (`TASK_COOLDOWN_MAX_SECS`); also how long a failure count is kept */
+      max_secs: number;
+      /** @description Downward jitter fraction of a window (`TASK_COOLDOWN_JITTER`): a window is shortened by up to this fraction, the same on every master */
+      jitter: number;
+      /** @description The kinds whose failures are counted (`TASK_COOLDOWN_KINDS`) */
+      kinds: ('merge_wal' | 'compact' | 'index_id')[];
+      /** @description Fleet guard (`TASK_COOLDOWN_MAX_PERCENT`, a percentage): no new window opens while more than this share of the stores already cools for that kind (parked stores are not counted) */
+      guard_percent: number;
+      /** @description Whether failures where no worker answered count too (`TASK_COOLDOWN_COUNT_INFRA`); false: only errors a worker reported about the store count */
+      count_infrastructure_failures: boolean;
+      /** @description Id of the master that answered: the policy is each master’s own setting */
+      master_id: string;
     };
     /** @description One page of stores */
     StorePage: {
@@ -371,7 +451,7 @@ export interface components {
       stores: components['schemas']['Store'][];
       /** @description How many stores match the search, over all pages (a count) */
       total: number;
-      /** @description Pass as `cursor` to read the next page; null on the last page */
+      /** @description Pass as `cursor` to read the next page (the `Link` header says the same); null on the last page */
       next_cursor: string | null;
     };
     /** @description A store's stats row with its cooldown state */
@@ -388,7 +468,7 @@ export interface components {
       owners: string[];
       /** @description When a stats scan last wrote this row, in milliseconds since the Unix epoch */
       scanned_at: number;
-      /** @description This store's cooldown records of every kind, below the threshold included; empty when none */
+      /** @description This store's cooldown entries of every kind: failure records (below the threshold and lapsed included) and parks in force; empty when none */
       cooldowns: components['schemas']['Cooldown'][];
     };
     /** @description The live masters */
@@ -507,10 +587,10 @@ export interface components {
       /** @description Id of the deleted task */
       id: string;
     };
-    /** @description A failure was counted, or a cooldown record was deleted */
+    /** @description A failure was counted, a cooldown record was deleted, or a store was parked or released */
     CooldownEvent: {
       /**
-       * @description A cooldown record changed
+       * @description A cooldown record or a park changed
        * @enum {string}
        */
       type: 'cooldown';
@@ -523,7 +603,7 @@ export interface components {
       kind: 'merge_wal' | 'compact' | 'index_id';
       /** @description The store of the cooldown */
       target: string;
-      /** @description The record after the change, with `until`; null when it was deleted (a success, an operator reset, or expiry) */
+      /** @description The entry after the change, as the cooldown list serves it (record, park and `state` merged); null when neither a record nor a park in force is left (a success, an operator reset or release, or expiry) */
       cooldown: components['schemas']['Cooldown'] | null;
     };
     /** @description The client fell 1000 events behind: the stream ends; reconnect and re-read the lists */
@@ -592,6 +672,8 @@ export interface operations {
       /** @description A page of tasks */
       200: {
         headers: {
+          /** @description The URL (path and query) of the next page, as `</api/v1/…?…&cursor=…>; rel="next"`; absent on the last page */
+          Link?: string;
           [name: string]: unknown;
         };
         content: {
@@ -750,10 +832,18 @@ export interface operations {
   listCooldowns: {
     parameters: {
       query?: {
-        /** @description Only cooldowns of this kind */
+        /** @description Only entries of this kind */
         kind?: 'merge_wal' | 'compact' | 'index_id';
-        /** @description `true` or `1` adds the counters below the threshold; default false */
+        /** @description Without `limit` only: `true` or `1` adds the counters below the threshold and the lapsed windows; default false */
         all?: '0' | '1' | 'true' | 'false';
+        /** @description Page size (entries): 1–200. Absent: the whole list, unpaged */
+        limit?: number;
+        /** @description With `limit`: the opaque cursor from the previous page’s `Link` header */
+        cursor?: string;
+        /** @description Only entries in this state; absent: `cooling` and `parked` (what the sweeps skip) */
+        state?: 'cooling' | 'parked' | 'below' | 'lapsed';
+        /** @description Order of the page: `until` (the window’s end, soonest first; entries without one last), `failures` (most first) or `last_failure` (latest first; entries without a failure last). Ties by kind, then store name */
+        sort?: 'until' | 'failures' | 'last_failure';
       };
       header?: never;
       path?: never;
@@ -761,9 +851,13 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Cooldown records */
+      /** @description Cooldown entries (one page with `limit`) */
       200: {
         headers: {
+          /** @description The URL (path and query) of the next page, as `</api/v1/…?…&cursor=…>; rel="next"`; absent on the last page */
+          Link?: string;
+          /** @description With `limit`: how many entries match `kind` and `state`, over all pages (a count) */
+          'X-Total-Count'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -809,6 +903,81 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Deleted'];
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body over 16 KiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  parkTarget: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The kind the sweeps should stop enqueueing */
+        kind: 'merge_wal' | 'compact' | 'index_id';
+        /** @description The store to park */
+        target: string;
+      };
+      cookie?: never;
+    };
+    /** @description Why, and optionally until when */
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ParkRequest'];
+      };
+    };
+    responses: {
+      /** @description Parked: the cooldown entry, state `parked` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Cooldown'];
         };
       };
       /** @description Invalid request; the message names the field */
@@ -908,7 +1077,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description No cooldown record for this kind and target */
+      /** @description Neither a cooldown record nor a park for this kind and target */
       404: {
         headers: {
           [name: string]: unknown;
@@ -937,6 +1106,26 @@ export interface operations {
       };
     };
   };
+  getCooldownPolicy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The policy */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CooldownPolicy'];
+        };
+      };
+    };
+  };
   listStores: {
     parameters: {
       query?: {
@@ -956,6 +1145,8 @@ export interface operations {
       /** @description A page of stores */
       200: {
         headers: {
+          /** @description The URL (path and query) of the next page, as `</api/v1/…?…&cursor=…>; rel="next"`; absent on the last page */
+          Link?: string;
           [name: string]: unknown;
         };
         content: {

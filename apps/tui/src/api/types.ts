@@ -15,8 +15,17 @@ export type Task = TaskPage['tasks'][number];
 export type TaskKind = Task['kind'];
 /** A task's lifecycle state. */
 export type TaskState = Task['state'];
-/** A failure-cooldown record (`TaskCooldown` of DESIGN §2.1) with `until`, its window's end in ISO 8601. */
+/**
+ * One kind on one store as the sweeps see it: its failure record (`TaskCooldown` of DESIGN §2.1)
+ * with `until`, its park when one is in force, and its `state`.
+ */
 export type Cooldown = Json<paths['/api/v1/scheduler/cooldowns']['get']['responses'][200]>[number];
+/** Where a cooldown entry stands: parked, cooling, below the threshold, or lapsed. */
+export type CooldownState = Cooldown['state'];
+/** An operator's park of one kind on one store. */
+export type Park = components['schemas']['Park'];
+/** The failure-cooldown policy a master runs (`GET /api/v1/scheduler/policy`). */
+export type Policy = components['schemas']['CooldownPolicy'];
 /** One page of `GET /api/v1/stores`. */
 export type StorePage = Json<paths['/api/v1/stores']['get']['responses'][200]>;
 /** A store's stats row with its cooldown records. */

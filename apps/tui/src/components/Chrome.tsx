@@ -139,6 +139,10 @@ const HELP: readonly (readonly [string, string])[] = [
   ['r', 'run now: enqueue the row’s kind (merge_wal in Stores) — never cooldown-gated'],
   ['x', 'compact now (Stores)'],
   ['c', 'reset the cooldown (Cooldowns, Stores, Tasks)'],
+  ['p', 'park with a reason: the sweeps skip it until released (a store: every kind)'],
+  ['u', 'release (unpark); the failure count starts over too'],
+  ['Cooldowns', 'STATE parked/cooling/below/lapsed · FAILS count/threshold · NEXT window if it fails again'],
+  ['Stores', 'CHANGED: when a scan last changed the numbers (quiet stores are not rewritten)'],
   ['?', 'this help'],
   ['q, Ctrl+C', 'quit'],
 ];
@@ -161,7 +165,7 @@ export function Help(props: {
       ))}
       <Text dimColor wrap="truncate">
         {props.readonly
-          ? 'Read-only mode (--readonly): r, x and c are disabled.'
+          ? 'Read-only mode (--readonly): r, x, c, p and u are disabled.'
           : 'Actions ask for confirmation first. Esc or ? closes this help.'}
       </Text>
     </Box>

@@ -1,41 +1,100 @@
+import { TextInput } from '@inkjs/ui';
 import { Box, Text } from 'ink';
 import type { ReactNode } from 'react';
 import { truncate } from '../format.js';
-import { type PendingAction, describeAction } from '../state/ui.js';
-import { toneColor, useTheme } from '../theme.js';
+import { MAX_REASON, type PendingAction, describeAction } from '../state/ui.js';
+import { type Tone, toneColor, useTheme } from '../theme.js';
 
 /** Items listed in the dialog before "and N more". */
 const LISTED = 5;
 
-/** The confirm dialog: what will happen, to how many, and the keys. */
-export function Confirm(props: { readonly pending: PendingAction; readonly width: number }): ReactNode {
-  const theme = useTheme();
-  const { items } = props.pending;
-  const width = Math.min(props.width - 4, 72);
-  const title = `${describeAction(props.pending)}?`;
+const TONES: Record<PendingAction['action'], Tone> = {
+  reset: 'warn',
+  release: 'warn',
+  park: 'info',
+  run: 'info',
+  compact: 'info',
+};
+
+/** What an action does, under its items. */
+function consequence(p: PendingAction): string {
+  switch (p.action) {
+    case 'reset':
+      return 'The sweeps will retry these at once.';
+    case 'park':
+      return 'The sweeps skip them until released (u); manual runs still go.';
+    case 'release':
+      return 'The sweeps resume them; their failure counts start over.';
+    default:
+      return 'Manual runs are never cooldown-gated; a failure still counts.';
+  }
+}
+
+function Items({ pending, width }: { readonly pending: PendingAction; readonly width: number }): ReactNode {
+  const { items } = pending;
   return (
-    <Box
-      flexDirection="column"
-      borderStyle="round"
-      borderColor={toneColor(theme, props.pending.action === 'reset' ? 'warn' : 'info')}
-      paddingX={1}
-      width={width}
-    >
-      <Text bold>{title.charAt(0).toUpperCase() + title.slice(1)}</Text>
+    <>
       {items.slice(0, LISTED).map((i) => (
         <Text key={`${i.kind}/${i.target}`} wrap="truncate">
           {truncate(`  ${i.kind} ${i.target}`, width - 4)}
         </Text>
       ))}
       {items.length > LISTED ? <Text dimColor>{`  … and ${items.length - LISTED} more`}</Text> : null}
-      <Text dimColor>
-        {props.pending.action === 'reset'
-          ? 'The sweeps will retry these at once.'
-          : 'Manual runs are never cooldown-gated; a failure still counts.'}
-      </Text>
+    </>
+  );
+}
+
+function title(p: PendingAction): string {
+  const t = `${describeAction(p)}?`;
+  return t.charAt(0).toUpperCase() + t.slice(1);
+}
+
+/** The confirm dialog: what will happen (and why, for a park), to how many, and the keys. */
+export function Confirm(props: { readonly pending: PendingAction; readonly width: number }): ReactNode {
+  const theme = useTheme();
+  const width = Math.min(props.width - 4, 72);
+  return (
+    <Box
+      flexDirection="column"
+      borderStyle="round"
+      borderColor={toneColor(theme, TONES[props.pending.action])}
+      paddingX={1}
+      width={width}
+    >
+      <Text bold>{title(props.pending)}</Text>
+      <Items pending={props.pending} width={width} />
+      {props.pending.reason ? (
+        <Text wrap="truncate">
+          <Text dimColor>{'Reason: '}</Text>
+          {props.pending.reason}
+        </Text>
+      ) : null}
+      <Text dimColor>{consequence(props.pending)}</Text>
       <Text>
         <Text bold>y</Text>/Enter confirm · <Text bold>n</Text>/Esc cancel
       </Text>
+    </Box>
+  );
+}
+
+/** The reason prompt of a park: a text field; Enter goes on to the confirm dialog. */
+export function ReasonPrompt(props: {
+  readonly pending: PendingAction;
+  readonly width: number;
+  readonly onSubmit: (reason: string) => void;
+}): ReactNode {
+  const theme = useTheme();
+  const width = Math.min(props.width - 4, 72);
+  return (
+    <Box flexDirection="column" borderStyle="round" borderColor={toneColor(theme, 'info')} paddingX={1} width={width}>
+      <Text bold>{title(props.pending)}</Text>
+      <Items pending={props.pending} width={width} />
+      <Text dimColor>{`Why? Kept with the park, shown to every operator (at most ${MAX_REASON} characters).`}</Text>
+      <Box>
+        <Text bold>{'Reason: '}</Text>
+        <TextInput placeholder="e.g. fragment lost, restore planned Monday" onSubmit={props.onSubmit} />
+      </Box>
+      <Text dimColor>Enter next · Esc cancel</Text>
     </Box>
   );
 }

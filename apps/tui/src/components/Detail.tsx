@@ -1,12 +1,15 @@
 import { Box, Text } from 'ink';
 import type { ReactNode } from 'react';
 import type { Cooldown, Store, Task, Worker } from '../api/types.js';
-import { formatAgo, formatCount, formatDuration, truncate, wrap } from '../format.js';
+import { formatAgo, formatCount, formatDuration, formatLocal, truncate, wrap } from '../format.js';
 import { type FleetData, cooldownKey } from '../state/fleet.js';
 import { type Tone, toneColor, useTheme } from '../theme.js';
 import {
   type ListViewId,
+  causeOf,
   cooldownState,
+  countText,
+  nextWindowMs,
   stateTone,
   storeCooldowns,
   taskOutcome,
@@ -64,22 +67,54 @@ export function Detail(props: DetailProps): ReactNode {
     const [kind, ...rest] = props.itemKey.split('/');
     target = c?.target ?? rest.join('/');
     title = `Cooldown ${kind} ${target}`;
+    const next = c ? nextWindowMs(c, data.policy) : undefined;
+    const park = c?.parked;
     lines = c
       ? [
           field('state', cooldownState(c, now).text, cooldownState(c, now).tone),
-          field('failures', String(c.failures)),
-          field('time left', timeLeft(c, now), 'bad'),
+          ...(park
+            ? [
+                ...long('parked because', park.reason, 'info'),
+                field(
+                  'parked by',
+                  `${park.by}, ${formatAgo(park.parked_at_ms, now)} (${formatLocal(park.parked_at_ms)})`,
+                ),
+                field(
+                  'parked until',
+                  park.until_ms === null ? 'released (u)' : `${formatLocal(park.until_ms)} (${timeLeft(c, now)} left)`,
+                ),
+              ]
+            : []),
+          field(
+            'failures',
+            `${countText(c, data.policy)}${data.policy ? ` (a window opens at ${data.policy.threshold})` : ''}`,
+          ),
+          field(
+            'time left',
+            c.until_ms !== null && c.until_ms > now ? formatDuration(c.until_ms - now + 999) : '-',
+            'bad',
+          ),
           field(
             'until',
-            c.until_ms === null ? 'below the threshold: no window yet' : new Date(c.until_ms).toISOString(),
+            c.until_ms === null
+              ? 'below the threshold: no window yet'
+              : `${formatLocal(c.until_ms)}${c.until_ms <= now ? ' (lapsed: the count stays)' : ''}`,
+          ),
+          field(
+            'next window',
+            next === undefined
+              ? data.policy
+                ? 'none: below the threshold after one more failure'
+                : 'unknown (the master serves no policy)'
+              : `${formatDuration(next)} if it fails again`,
           ),
           field('first failure', formatAgo(c.first_failure_ms, now)),
           field('last failure', formatAgo(c.last_failure_ms, now)),
-          field('class', c.last_error_class),
-          field('last task', c.last_task_id, 'muted'),
-          ...long('last error', c.last_error, 'bad'),
+          field('class', c.last_error_class ?? '-'),
+          field('last task', c.last_task_id ?? '-', 'muted'),
+          ...long('cause', causeOf(c.last_error), 'bad'),
         ]
-      : [field('state', 'cleared (reset, success or expiry)', 'ok')];
+      : [field('state', 'cleared (reset, release, success or expiry)', 'ok')];
   } else if (props.view === 'tasks') {
     const t: Task | undefined = data.tasks?.get(props.itemKey);
     target = t?.target;
@@ -113,8 +148,10 @@ export function Detail(props: DetailProps): ReactNode {
           ),
           field('fragments', formatCount(s.fragment_count)),
           field('rows', formatCount(s.row_count)),
-          field('owners', s.owners.join(', ') || '–'),
-          field('scanned', formatAgo(s.scanned_at, now)),
+          field('owners', s.owners.join(', ') || '-'),
+          // The master rewrites a stats row only when its numbers change.
+          field('changed', `${formatAgo(s.scanned_at, now)} (when a scan last changed these numbers)`),
+          field('scanned', ownersScan(s.owners, data, now)),
           ...storeCooldowns(s.name, data).flatMap((c) => cooldownLines(c, now)),
         ]
       : [field('state', 'no longer reported by any worker', 'muted')];
@@ -152,13 +189,23 @@ export function Detail(props: DetailProps): ReactNode {
   );
 }
 
+/** When the store's owners were last scanned (the freshness of its numbers). */
+function ownersScan(owners: readonly string[], data: FleetData, now: number): string {
+  const scans = (data.workers ?? []).filter((w) => owners.includes(w.endpoint)).map((w) => w.last_scan_at);
+  const known = scans.filter((t): t is number => typeof t === 'number');
+  if (known.length === 0) return '-';
+  return `${formatAgo(Math.min(...known), now)} (its workers' last scan)`;
+}
+
 function cooldownLines(c: Cooldown | undefined, now: number): Line[] {
   if (!c) return [];
   const state = cooldownState(c, now);
+  const why =
+    state.text === 'parked' ? `parked by ${c.parked?.by ?? '?'}: ${c.parked?.reason ?? ''}` : causeOf(c.last_error);
   return [
     {
       label: `${c.kind}`,
-      text: `${state.text} · ${c.failures} failure${c.failures === 1 ? '' : 's'} · ${timeLeft(c, now)} left · ${c.last_error}`,
+      text: `${state.text} · ${c.failures} failure${c.failures === 1 ? '' : 's'} · ${timeLeft(c, now)} left · ${why}`,
       tone: state.tone,
     },
   ];

@@ -1,27 +1,71 @@
 import { Box, Text } from 'ink';
-import { memo, type ReactNode, useMemo, useRef } from 'react';
+import { type ReactNode, memo } from 'react';
 import { fit, truncate } from '../format.js';
-import { type Theme, toneColor, useTheme } from '../theme.js';
-import { type Column, GAP, type PlacedColumn, layoutColumns } from '../views/columns.js';
+import { type Theme, type Tone, toneColor, useTheme } from '../theme.js';
+import { GAP, type PlacedColumn } from '../views/columns.js';
+
+/** Columns of the selection and mark markers before the first cell. */
+export const MARK_WIDTH = 2;
 
 /**
- * First visible row of a scrolled list: it moves only as far as needed to keep the selection in
- * view (as in htop and k9s), and never leaves blank rows below the last one. Pure.
+ * Where long cell text is cut. ASCII on purpose: Ink measures every line of every frame, and one
+ * character outside printable ASCII sends the whole line through a grapheme segmenter instead
+ * of a length check (a third more of Ink's time per frame; see bench/tui.bench.ts).
  */
-export function windowStart(prev: number, index: number, height: number, total: number): number {
-  if (height <= 0 || total <= height) return 0;
-  let start = Math.min(Math.max(prev, 0), total - height);
-  if (index >= 0 && index < start) start = index;
-  else if (index >= start + height) start = index - height + 1;
-  return start;
+export const CUT = '~';
+
+/** A run of a row's text in one tone. */
+export interface Segment {
+  readonly text: string;
+  readonly tone?: Tone | undefined;
+}
+
+/**
+ * A row as pre-formatted, pre-padded text runs: one run per change of tone, not one per cell, so
+ * Ink gets one text node with a few coloured spans per row. Pure.
+ */
+export function rowSegments<T, C>(
+  columns: readonly PlacedColumn<T, C>[],
+  row: T,
+  context: C,
+  selected: boolean,
+  marked: boolean,
+): Segment[] {
+  const out: { text: string; tone: Tone | undefined }[] = [];
+  const push = (text: string, tone: Tone | undefined): void => {
+    if (!text) return;
+    const last = out.at(-1);
+    // Spaces take any tone: they join the run before them.
+    if (last && (last.tone === tone || text.trim() === '')) last.text += text;
+    else out.push({ text, tone });
+  };
+  push(`${selected ? '>' : ' '}${marked ? '*' : ' '}`, undefined);
+  columns.forEach((c, i) => {
+    const cell = c.cell(row, context);
+    // The last cell is not padded (Ink's cost grows with every character drawn), except on the
+    // selected row, whose highlight spans the table.
+    const last = i === columns.length - 1 && c.align !== 'right' && !selected;
+    const text = last ? truncate(cell.text, c.size, CUT) : fit(cell.text, c.size, c.align, CUT);
+    if (i > 0) push(' '.repeat(GAP), undefined);
+    push(text, cell.tone === 'plain' ? undefined : cell.tone);
+  });
+  return out;
 }
 
 /** Props of {@link Table}. */
 export interface TableProps<T, C> {
-  readonly columns: readonly Column<T, C>[];
+  readonly columns: readonly PlacedColumn<T, C>[];
+  /** The rows on screen (the App windows the list: only these are formatted and drawn). */
   readonly rows: readonly T[];
+  /** Position of `rows[0]` in the whole list. */
+  readonly offset: number;
   readonly rowKey: (row: T) => string;
   readonly context: C;
+  /** What every row's cells read besides the row (the clock's second, the policy). */
+  readonly deps: readonly unknown[];
+  /** What one row's cells read besides the row (a store's cooldown entries). */
+  readonly rowDeps?: ((row: T) => readonly unknown[]) | undefined;
+  /** Position of the selected row in the whole list. */
   readonly selected: number;
   readonly marked: ReadonlySet<string>;
   readonly width: number;
@@ -29,45 +73,33 @@ export interface TableProps<T, C> {
   readonly height: number;
   /** Shown instead of rows when there are none. */
   readonly empty: string;
-  /**
-   * What of the context a row's cells depend on: a row re-renders only when its item, its
-   * selection or mark, or this changes (the clock, plus the data for views that join).
-   */
-  readonly contextVersion: unknown;
 }
 
-const MARK_WIDTH = 2;
-
 /**
- * A table that renders only the rows that fit on screen: a list of 10,000 cooldowns costs the
- * same frame as a list of 20. Each row is one line of text (no per-cell layout boxes).
+ * A table of the rows on screen: a list of 10,000 cooldowns costs the frame of a list of 40.
+ * Each row is one text node from pre-formatted strings, and is redrawn only when its item, its
+ * selection or mark, or what its cells read changed.
  */
 export function Table<T, C>(props: TableProps<T, C>): ReactNode {
   const theme = useTheme();
-  const start = useRef(0);
-  const placed = useMemo(() => layoutColumns(props.columns, props.width - MARK_WIDTH), [props.columns, props.width]);
-  const bodyHeight = Math.max(0, props.height - 1);
-  start.current = windowStart(start.current, props.selected, bodyHeight, props.rows.length);
-  const visible = props.rows.slice(start.current, start.current + bodyHeight);
+  const header = ' '.repeat(MARK_WIDTH) + props.columns.map((c) => fit(c.title, c.size, c.align)).join(' '.repeat(GAP));
   return (
     <Box flexDirection="column" height={props.height} width={props.width}>
-      <Text bold wrap="truncate">
-        {' '.repeat(MARK_WIDTH)}
-        {placed.map((c) => fit(c.title, c.size, c.align)).join(' '.repeat(GAP))}
-      </Text>
-      {visible.length === 0 ? (
+      <Text bold>{header.trimEnd()}</Text>
+      {props.rows.length === 0 ? (
         <Text dimColor>{`  ${props.empty}`}</Text>
       ) : (
-        visible.map((row, i) => {
+        props.rows.map((row, i) => {
           const key = props.rowKey(row);
           return (
             <Row
               key={key}
               row={row}
-              columns={placed}
+              columns={props.columns}
               context={props.context}
-              contextVersion={props.contextVersion}
-              selected={start.current + i === props.selected}
+              deps={props.deps}
+              rowDeps={props.rowDeps ? props.rowDeps(row) : NONE}
+              selected={props.offset + i === props.selected}
               marked={props.marked.has(key)}
               theme={theme}
             />
@@ -78,40 +110,48 @@ export function Table<T, C>(props: TableProps<T, C>): ReactNode {
   );
 }
 
+const NONE: readonly unknown[] = [];
+
 interface RowProps<T, C> {
   readonly row: T;
   readonly columns: readonly PlacedColumn<T, C>[];
   readonly context: C;
-  readonly contextVersion: unknown;
+  readonly deps: readonly unknown[];
+  readonly rowDeps: readonly unknown[];
   readonly selected: boolean;
   readonly marked: boolean;
   readonly theme: Theme;
 }
 
 function RowImpl<T, C>({ row, columns, context, selected, marked, theme }: RowProps<T, C>): ReactNode {
+  const segments = rowSegments(columns, row, context, selected, marked);
+  if (!theme.color) {
+    return <Text inverse={selected}>{segments.map((s) => s.text).join('')}</Text>;
+  }
   return (
-    <Text wrap="truncate" inverse={selected}>
-      {selected ? '›' : ' '}
-      {marked ? '*' : ' '}
-      {columns.map((c, i) => {
-        const cell = c.cell(row, context);
-        // The last cell is not padded (Ink's cost grows with every character drawn), except on
-        // the selected row, whose highlight spans the table.
-        const last = i === columns.length - 1 && c.align !== 'right' && !selected;
-        const text = last ? truncate(cell.text, c.size) : fit(cell.text, c.size, c.align);
-        if (!text) return null;
-        return (
-          <Text key={c.title} color={toneColor(theme, cell.tone)} bold={cell.bold ?? false}>
-            {(i > 0 ? ' '.repeat(GAP) : '') + text}
+    <Text inverse={selected}>
+      {segments.map((s, i) =>
+        s.tone ? (
+          <Text key={i} color={toneColor(theme, s.tone)}>
+            {s.text}
           </Text>
-        );
-      })}
+        ) : (
+          s.text
+        ),
+      )}
     </Text>
   );
 }
 
-// Rows re-render only when their item, layout, selection or context version change: with 25
-// changes in a frame, most of the visible rows of a 10,000-row list are left alone.
+function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+// A row re-renders only when its item, layout, selection, mark, or what its cells read change:
+// with 25 changes in a frame, the visible rows of a 10,000-row list are mostly left alone.
 const Row = memo(
   RowImpl,
   (a, b) =>
@@ -120,5 +160,6 @@ const Row = memo(
     a.selected === b.selected &&
     a.marked === b.marked &&
     a.theme === b.theme &&
-    a.contextVersion === b.contextVersion,
+    sameItems(a.deps, b.deps) &&
+    sameItems(a.rowDeps, b.rowDeps),
 ) as typeof RowImpl;

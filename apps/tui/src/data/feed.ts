@@ -7,10 +7,12 @@ import {
   EMPTY_FLEET,
   type FleetData,
   applyEvents,
-  cooldownMap,
+  cooldownKey,
   countsFrom,
+  mergeInto,
+  mergeRows,
   parseGuardOverflow,
-  taskMap,
+  pruneTasks,
 } from '../state/fleet.js';
 import type { Connection, ConnectionState, FleetSnapshot, FleetSource } from './source.js';
 
@@ -28,8 +30,11 @@ export interface FeedOptions {
    * refresh.
    */
   readonly largeFleetStoresMs?: number;
-  /** Events are applied in batches at most this often: four frames a second read as live, and
-   * each frame of a 10,000-row list costs Ink ~10 ms (see bench/tui.bench.ts). */
+  /**
+   * Events are applied in batches at most this often (default 50 ms): a burst of 100 changes a
+   * second costs at most 20 updates, and the App draws a frame only for those that change what
+   * is on screen (see bench/tui.bench.ts).
+   */
   readonly flushMs?: number;
   /** Event-stream silence that counts as a dead connection (the master keeps alive every 15 s). */
   readonly streamIdleMs?: number;
@@ -101,7 +106,7 @@ export class FleetFeed implements FleetSource {
     this.#o = {
       resyncMs: 30_000,
       largeFleetStoresMs: 10_000,
-      flushMs: 250,
+      flushMs: 50,
       streamIdleMs: 40_000,
       maxBackoffMs: 10_000,
       clock: systemClock,
@@ -184,7 +189,7 @@ export class FleetFeed implements FleetSource {
     this.#fullWanted = false;
     this.#replay = [];
     const page = (q: Parameters<MaintdClient['tasks']>[0]): Promise<TaskPage> => c.tasks(q, signal);
-    const [masters, workers, stores, recent, queued, running, metrics, cooldowns] = await Promise.allSettled([
+    const [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy] = await Promise.allSettled([
       c.masters(signal),
       c.workers(signal),
       storesDue ? c.stores(signal) : Promise.resolve(undefined),
@@ -193,6 +198,9 @@ export class FleetFeed implements FleetSource {
       page({ state: 'running', limit: RECENT_TASKS }),
       c.metrics(signal),
       full ? c.cooldowns(signal) : Promise.resolve(undefined),
+      // The policy is read with every full read: at start, after a reconnect (the master may
+      // have restarted with other settings) and on refresh.
+      full ? c.policy(signal) : Promise.resolve(undefined),
     ]);
     // A queue longer than one page: its per-kind depths need one small read per kind.
     let queuedTotals: Partial<Record<TaskKind, number>> | undefined;
@@ -206,7 +214,7 @@ export class FleetFeed implements FleetSource {
     }
     if (signal.aborted) return;
 
-    const results = [masters, workers, stores, recent, queued, running, metrics, cooldowns];
+    const results = [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy];
     const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     // Any HTTP answer (even a 503) means the master is there; only when nothing answered is it gone.
     const answered = results.some((r) => r.status === 'fulfilled' || r.reason instanceof ApiError);
@@ -214,30 +222,53 @@ export class FleetFeed implements FleetSource {
     this.#replay = undefined;
 
     let data = this.#data;
-    if (masters.status === 'fulfilled') data = { ...data, masters: masters.value };
-    if (workers.status === 'fulfilled') data = { ...data, workers: workers.value };
+    if (masters.status === 'fulfilled')
+      data = { ...data, masters: mergeRows(data.masters, masters.value, (m) => m.id) };
+    if (workers.status === 'fulfilled') {
+      data = { ...data, workers: mergeRows(data.workers, workers.value, (w) => w.endpoint) };
+    }
     if (stores.status === 'fulfilled' && stores.value) {
-      data = { ...data, stores: stores.value.stores, storesTotal: stores.value.total };
+      // Unchanged rows keep their identity (a re-read of 10,000 stores redraws only what changed).
+      const rows = mergeRows(data.stores, stores.value.stores, (s) => s.name);
+      data = { ...data, stores: rows, storesTotal: stores.value.total };
       this.#lastStoresMs = now;
     }
     if (metrics.status === 'fulfilled') data = { ...data, guardOverflow: parseGuardOverflow(metrics.value) };
+    if (policy.status === 'fulfilled' && policy.value) data = { ...data, policy: policy.value };
     if (queued.status === 'fulfilled' && running.status === 'fulfilled') {
       data = { ...data, counts: countsFrom(queued.value, running.value, queuedTotals) };
     }
+    // Re-read lists are merged into the live maps (only what differs changes), then the events
+    // that arrived meanwhile are replayed on top; their activity lines were noted when first
+    // applied, so the replay's are dropped.
+    const activity = data.activity;
     if (recent.status === 'fulfilled' && queued.status === 'fulfilled' && running.status === 'fulfilled') {
       const all: Task[] = [...recent.value.tasks, ...queued.value.tasks, ...running.value.tasks];
+      const tasks = pruneTasks(
+        mergeInto(
+          data.tasks,
+          all.map((t) => [t.id, t] as const),
+        ),
+      );
       data = applyEvents(
-        { ...data, tasks: taskMap(all) },
+        { ...data, tasks },
         replay.filter((e) => e.type !== 'cooldown'),
+        now,
       );
     }
     if (cooldowns.status === 'fulfilled' && cooldowns.value) {
+      const merged = mergeInto(
+        data.cooldowns,
+        cooldowns.value.map((c) => [cooldownKey(c.kind, c.target), c] as const),
+      );
       data = applyEvents(
-        { ...data, cooldowns: cooldownMap(cooldowns.value) },
+        { ...data, cooldowns: merged },
         replay.filter((e) => e.type === 'cooldown'),
+        now,
       );
       this.#lastFullMs = now;
     }
+    data = { ...data, activity };
     this.#data = data;
     this.#pollOk = answered;
     this.#pollError = failures.length > 0 ? (failures[0]!.reason as Error).message : undefined;
@@ -320,7 +351,7 @@ export class FleetFeed implements FleetSource {
     this.#flushTimer?.abort();
     this.#flushTimer = undefined;
     if (this.#pending.length === 0) return;
-    this.#data = applyEvents(this.#data, this.#pending);
+    this.#data = applyEvents(this.#data, this.#pending, this.#o.clock.now());
     this.#pending = [];
     this.#lastUpdateMs = this.#o.clock.now();
     this.#publish();

@@ -1,13 +1,16 @@
 import type { MaintdEvent } from '../api/events.js';
+import { parkInForce } from '../api/normalize.js';
 import {
   type Cooldown,
   type Master,
+  type Policy,
   type Store,
   type Task,
   type TaskKind,
   TASK_KINDS,
   type Worker,
 } from '../api/types.js';
+import { LiveMap } from './live-map.js';
 
 /** Queued and running task counts of one kind. */
 export interface KindCounts {
@@ -15,10 +18,23 @@ export interface KindCounts {
   readonly running: number;
 }
 
+/** A line of the activity log: parks and releases seen on the event stream, and the operator's actions. */
+export interface Activity {
+  /** When it happened, epoch ms. */
+  readonly at: number;
+  readonly text: string;
+  readonly tone: 'ok' | 'bad' | 'info' | 'warn';
+}
+
+/** Most activity lines kept. */
+export const MAX_ACTIVITY = 50;
+
 /**
- * Everything the dashboard knows about the fleet. Immutable: every change makes a new object
- * (and new maps where they changed), so views can memoise on identity. Parts stay `undefined`
- * until first read, so a view can tell "none" from "not loaded yet".
+ * Everything the dashboard knows about the fleet. Every change makes a new object, so views can
+ * memoise on identity; the two big maps (cooldowns, tasks) are {@link LiveMap}s that change in
+ * place instead of being copied per change, and carry a revision and a log of changed keys so
+ * sorted views follow them incrementally. Parts stay `undefined` until first read, so a view can
+ * tell "none" from "not loaded yet".
  */
 export interface FleetData {
   readonly masters: readonly Master[] | undefined;
@@ -35,6 +51,10 @@ export interface FleetData {
   readonly counts: Readonly<Record<TaskKind, KindCounts>> | undefined;
   /** `master_cooldown_guard_overflow_total` per kind, from the master's /metrics. */
   readonly guardOverflow: Readonly<Partial<Record<TaskKind, number>>> | undefined;
+  /** The cooldown policy of the master (threshold, windows, guard); undefined until read or from an old master. */
+  readonly policy: Policy | undefined;
+  /** Parks and releases seen on the stream, newest last, at most {@link MAX_ACTIVITY}. */
+  readonly activity: readonly Activity[];
 }
 
 /** Fleet data before anything was read. */
@@ -47,6 +67,8 @@ export const EMPTY_FLEET: FleetData = Object.freeze({
   tasks: undefined,
   counts: undefined,
   guardOverflow: undefined,
+  policy: undefined,
+  activity: [],
 });
 
 /** Most tasks kept; beyond it the oldest finished ones go (active tasks always stay). */
@@ -57,37 +79,127 @@ export function cooldownKey(kind: string, target: string): string {
   return `${kind}/${target}`;
 }
 
-/** Cooldown records as a map by {@link cooldownKey}. */
-export function cooldownMap(list: readonly Cooldown[]): Map<string, Cooldown> {
-  return new Map(list.map((c) => [cooldownKey(c.kind, c.target), c]));
+/** Cooldown records as a live map by {@link cooldownKey}. */
+export function cooldownMap(list: readonly Cooldown[]): LiveMap<Cooldown> {
+  return new LiveMap(list.map((c) => [cooldownKey(c.kind, c.target), c]));
 }
 
-/** Tasks as a map by id, pruned to {@link MAX_TASKS}. */
-export function taskMap(list: Iterable<Task>): Map<string, Task> {
-  const m = new Map<string, Task>();
+/** Tasks as a live map by id, pruned to {@link MAX_TASKS}. */
+export function taskMap(list: Iterable<Task>): LiveMap<Task> {
+  const m = new LiveMap<Task>();
   for (const t of list) m.set(t.id, t);
   return pruneTasks(m);
 }
 
+/** A map as a {@link LiveMap}: itself when it is one, else a copy (once). */
+function live<V>(m: ReadonlyMap<string, V>): LiveMap<V> {
+  return m instanceof LiveMap ? (m as LiveMap<V>) : new LiveMap(m);
+}
+
+/** Whether two JSON values are the same (records from two reads of the master). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) {
+    if (!sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
 /**
- * Applies a batch of live events: one copy of each map the batch touches, not one per event,
- * so a burst of a hundred events into ten thousand cooldowns costs one copy.
+ * Makes `target` hold exactly `entries`, changing only what differs: a re-read of 10,000
+ * cooldowns of which 20 changed moves 20 rows (and redraws none that are unchanged), where
+ * replacing the map would rebuild every view of it. `target` undefined: a new map.
  */
-export function applyEvents(data: FleetData, events: readonly MaintdEvent[]): FleetData {
+export function mergeInto<V>(
+  target: ReadonlyMap<string, V> | undefined,
+  entries: Iterable<readonly [string, V]>,
+): LiveMap<V> {
+  if (!target) return new LiveMap(entries);
+  const m = live(target);
+  const seen = new Set<string>();
+  for (const [k, v] of entries) {
+    seen.add(k);
+    const old = m.get(k);
+    if (old === undefined || !sameJson(old, v)) m.set(k, v);
+  }
+  for (const k of [...m.keys()]) if (!seen.has(k)) m.delete(k);
+  return m;
+}
+
+/** A re-read list with the unchanged rows of the previous read kept (the whole list, when none changed). */
+export function mergeRows<T>(
+  prev: readonly T[] | undefined,
+  next: readonly T[],
+  key: (row: T) => string,
+): readonly T[] {
+  if (!prev) return next;
+  const old = new Map(prev.map((r) => [key(r), r]));
+  let same = prev.length === next.length;
+  const out = next.map((r, i) => {
+    const o = old.get(key(r));
+    if (o !== undefined && sameJson(o, r)) {
+      if (prev[i] !== o) same = false;
+      return o;
+    }
+    same = false;
+    return r;
+  });
+  return same ? prev : out;
+}
+
+/** What a change of an entry's park says in the activity log; undefined when its park did not change. */
+export function parkActivity(
+  kind: string,
+  target: string,
+  before: Cooldown | undefined,
+  after: Cooldown | null | undefined,
+  nowMs: number,
+): Activity | undefined {
+  const was = parkInForce(before?.parked, nowMs);
+  const is = parkInForce(after?.parked ?? undefined, nowMs);
+  const p = after?.parked;
+  if (is && p && (!was || before?.parked?.parked_at_ms !== p.parked_at_ms || before.parked.reason !== p.reason)) {
+    return { at: p.parked_at_ms, text: `parked ${kind} ${target} (${p.by}): ${p.reason}`, tone: 'warn' };
+  }
+  if (was && !is) return { at: nowMs, text: `released ${kind} ${target}`, tone: 'ok' };
+  return undefined;
+}
+
+/** The activity log with `more` appended, bounded. */
+export function appendActivity(log: readonly Activity[], more: readonly Activity[]): readonly Activity[] {
+  if (more.length === 0) return log;
+  return [...log, ...more].slice(-MAX_ACTIVITY);
+}
+
+/**
+ * Applies a batch of live events to the live maps of `data`, in place: a burst of a hundred
+ * events into ten thousand cooldowns changes a hundred entries, copying nothing. Returns a new
+ * {@link FleetData} (so views see a change) when any applied, else `data` itself. A plain map (a
+ * test's, or the first read) is copied into a live one once.
+ */
+export function applyEvents(data: FleetData, events: readonly MaintdEvent[], nowMs = Date.now()): FleetData {
   if (events.length === 0) return data;
-  let tasks: Map<string, Task> | undefined;
-  let cooldowns: Map<string, Cooldown> | undefined;
+  let tasks: LiveMap<Task> | undefined;
+  let cooldowns: LiveMap<Cooldown> | undefined;
+  const activity: Activity[] = [];
   for (const e of events) {
     if (e.type === 'cooldown') {
       // Before the first full read, a partial map would pass for the whole truth.
       if (!data.cooldowns) continue;
-      cooldowns ??= new Map(data.cooldowns);
+      cooldowns ??= live(data.cooldowns);
       const key = cooldownKey(e.kind, e.target);
+      const before = cooldowns.get(key);
+      const note = parkActivity(e.kind, e.target, before, e.cooldown, nowMs);
+      if (note) activity.push(note);
       if (e.cooldown) cooldowns.set(key, e.cooldown);
       else cooldowns.delete(key);
     } else {
       if (!data.tasks) continue;
-      tasks ??= new Map(data.tasks);
+      tasks ??= live(data.tasks);
       if (e.type === 'task') tasks.set(e.task.id, e.task);
       else tasks.delete(e.id);
     }
@@ -97,11 +209,12 @@ export function applyEvents(data: FleetData, events: readonly MaintdEvent[]): Fl
     ...data,
     ...(tasks ? { tasks: pruneTasks(tasks) } : {}),
     ...(cooldowns ? { cooldowns } : {}),
+    activity: appendActivity(data.activity, activity),
   };
 }
 
 /** Drops the oldest finished tasks beyond {@link MAX_TASKS} (ids are UUIDv7: lexical = age). */
-export function pruneTasks(tasks: Map<string, Task>): Map<string, Task> {
+export function pruneTasks<M extends Map<string, Task>>(tasks: M): M {
   if (tasks.size <= MAX_TASKS) return tasks;
   const finished = [...tasks.values()].filter((t) => t.state === 'done' || t.state === 'failed');
   finished.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -142,13 +255,19 @@ export function isCooling(c: Cooldown, nowMs: number): boolean {
   return c.until_ms !== null && c.until_ms > nowMs;
 }
 
+/** Whether an entry's park is in force at `nowMs`. */
+export function isParked(c: Cooldown, nowMs: number): boolean {
+  return parkInForce(c.parked, nowMs);
+}
+
 /** Per kind: cooling targets, known stores and the share cooling, for the fleet-guard gauge. */
 export function coolingByKind(
   data: FleetData,
   nowMs: number,
 ): Record<TaskKind, { cooling: number; stores: number; percent: number }> {
   const cooling = Object.fromEntries(TASK_KINDS.map((k) => [k, 0])) as Record<TaskKind, number>;
-  for (const c of data.cooldowns?.values() ?? []) if (isCooling(c, nowMs)) cooling[c.kind]++;
+  // Parked targets are not the scheduler giving up: the master's guard leaves them out too.
+  for (const c of data.cooldowns?.values() ?? []) if (isCooling(c, nowMs) && !isParked(c, nowMs)) cooling[c.kind]++;
   const stores = data.storesTotal;
   const out = {} as Record<TaskKind, { cooling: number; stores: number; percent: number }>;
   for (const kind of TASK_KINDS) {

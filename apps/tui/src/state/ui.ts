@@ -1,3 +1,4 @@
+import type { KeyList } from './sorted-index.js';
 import type { ActionItem, ActionKind, ListViewId, ViewId } from '../views/specs.js';
 import { VIEW_IDS } from '../views/specs.js';
 
@@ -14,11 +15,16 @@ export interface ListUi {
   readonly marked: ReadonlySet<string>;
 }
 
-/** An action waiting for the operator's confirmation. */
+/** An action waiting for the operator's confirmation (a park also for its reason). */
 export interface PendingAction {
   readonly action: ActionKind;
   readonly items: readonly ActionItem[];
+  /** Why (a park's reason, 1–512 characters). */
+  readonly reason?: string;
 }
+
+/** Longest park reason the master keeps. */
+export const MAX_REASON = 512;
 
 /** A one-line message in the status bar. */
 export interface Notice {
@@ -30,8 +36,8 @@ export interface Notice {
 export interface UiState {
   readonly view: ViewId;
   readonly lists: { readonly [K in ListViewId]: ListUi };
-  /** What covers the view: the help, a detail pane, or the confirm dialog. */
-  readonly overlay: 'none' | 'help' | 'detail' | 'confirm';
+  /** What covers the view: the help, a detail pane, the reason prompt of a park, or the confirm dialog. */
+  readonly overlay: 'none' | 'help' | 'detail' | 'reason' | 'confirm';
   /** `/` was pressed: printable keys edit the filter. */
   readonly editingFilter: boolean;
   /** The item the detail pane shows. */
@@ -62,8 +68,8 @@ export interface KeyPress {
 
 /** What the reducer needs to know about the screen. */
 export interface KeyContext {
-  /** Keys of the current list view's rows, filtered and sorted, in display order. */
-  readonly keys: readonly string[];
+  /** Keys of the current list view's rows, filtered and sorted, in display order (not copied out). */
+  readonly keys: KeyList;
   /** Rows visible at once (for PageUp/PageDown). */
   readonly pageSize: number;
   /** The (kind, target) pairs an action on these rows applies to. */
@@ -109,7 +115,7 @@ export function isList(view: ViewId): view is ListViewId {
  * Index of the selected row in `keys`: where its item is now, or (when the item is gone) the
  * row that took its place. -1 for an empty list.
  */
-export function selectedIndex(list: ListUi, keys: readonly string[]): number {
+export function selectedIndex(list: ListUi, keys: KeyList): number {
   if (keys.length === 0) return -1;
   if (list.selected !== undefined) {
     const i = keys.indexOf(list.selected);
@@ -122,9 +128,11 @@ export function selectedIndex(list: ListUi, keys: readonly string[]): number {
 export function describeAction(p: PendingAction): string {
   const n = p.items.length;
   if (p.action === 'reset') return `reset ${n} cooldown${n === 1 ? '' : 's'}`;
+  const what = n === 1 ? `${p.items[0]!.kind} ${p.items[0]!.target}` : `${n} targets`;
+  if (p.action === 'park') return `park ${what}`;
+  if (p.action === 'release') return `release ${what}`;
   const kinds = [...new Set(p.items.map((i) => i.kind))].join('/');
-  const what = n === 1 ? p.items[0]!.target : `${n} targets`;
-  return `run ${kinds} now on ${what}`;
+  return `run ${kinds} now on ${n === 1 ? p.items[0]!.target : `${n} targets`}`;
 }
 
 /**
@@ -141,6 +149,32 @@ export function splitInput(press: KeyPress): KeyPress[] {
 
 const ok = (state: UiState, ...effects: Effect[]): KeyResult => ({ state, effects });
 
+/** The action keys: r run, x compact, c reset, p park, u release (unpark). */
+const ACTION_KEYS: Readonly<Record<string, ActionKind>> = {
+  r: 'run',
+  x: 'compact',
+  c: 'reset',
+  p: 'park',
+  u: 'release',
+};
+
+/** The view under an overlay that closes: the detail pane when one was open, else the list. */
+function closeOverlay(s: UiState): UiState {
+  return { ...s, overlay: s.detail ? 'detail' : 'none' };
+}
+
+/**
+ * The reason typed for a park: on to the confirm dialog, or (empty) the prompt stays with a
+ * notice. Control characters are dropped and the length bounded as the master would.
+ */
+export function submitReason(s: UiState, text: string): UiState {
+  if (s.overlay !== 'reason' || !s.confirm) return s;
+  // eslint-disable-next-line no-control-regex
+  const reason = [...text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim()].slice(0, MAX_REASON).join('');
+  if (!reason) return { ...s, notice: { text: 'a park needs a reason (Esc cancels)', tone: 'bad' } };
+  return { ...s, overlay: 'confirm', confirm: { ...s.confirm, reason }, notice: undefined };
+}
+
 /**
  * The TUI's key handling as a pure function: the state after a key and the effects to perform.
  * Rendering, I/O and timing stay outside, so every key is testable without a terminal.
@@ -150,6 +184,11 @@ export function handleKey(state: UiState, key: KeyPress, ctx: KeyContext): KeyRe
   const s = state.notice && !state.editingFilter ? { ...state, notice: undefined } : state;
 
   if (s.overlay === 'confirm') return confirmKey(s, key);
+  // The reason prompt's text field takes every other key.
+  if (s.overlay === 'reason') {
+    if (key.escape) return ok({ ...closeOverlay(s), confirm: undefined, notice: { text: 'cancelled', tone: 'info' } });
+    return ok(s);
+  }
   if (s.editingFilter) return filterKey(s, key, ctx);
   if (s.overlay === 'help') {
     if (key.escape || key.input === '?' || key.return) return ok({ ...s, overlay: 'none' });
@@ -180,10 +219,8 @@ export function handleKey(state: UiState, key: KeyPress, ctx: KeyContext): KeyRe
   const view = s.overlay === 'detail' && s.detail ? s.detail.view : s.view;
   if (!isList(view)) return ok(s);
 
-  if (key.input === 'r' || key.input === 'c' || key.input === 'x') {
-    const action: ActionKind = key.input === 'r' ? 'run' : key.input === 'c' ? 'reset' : 'compact';
-    return ok(requestAction(s, view, action, ctx));
-  }
+  const action = ACTION_KEYS[key.input];
+  if (action && !key.ctrl && !key.meta) return ok(requestAction(s, view, action, ctx));
 
   // The detail pane shows one item: list keys below do not apply to it.
   if (s.overlay === 'detail') return ok(s);
@@ -193,7 +230,7 @@ export function handleKey(state: UiState, key: KeyPress, ctx: KeyContext): KeyRe
   const move = (to: number): KeyResult => {
     if (ctx.keys.length === 0) return ok(s);
     const i = Math.min(Math.max(to, 0), ctx.keys.length - 1);
-    return ok(withList(s, view, { ...list, selected: ctx.keys[i], index: i }));
+    return ok(withList(s, view, { ...list, selected: ctx.keys.at(i), index: i }));
   };
 
   if (key.input === 'j' || key.downArrow) return move(at + 1);
@@ -205,16 +242,16 @@ export function handleKey(state: UiState, key: KeyPress, ctx: KeyContext): KeyRe
   if (key.input === '/') return ok({ ...s, editingFilter: true });
   if (key.input === 's') return ok(withList(s, view, { ...list, sort: list.sort + 1 }));
   if (key.input === ' ') {
-    const k = ctx.keys[at];
+    const k = ctx.keys.at(at);
     if (k === undefined) return ok(s);
     const marked = new Set(list.marked);
     if (marked.has(k)) marked.delete(k);
     else marked.add(k);
     const next = Math.min(at + 1, ctx.keys.length - 1);
-    return ok(withList(s, view, { ...list, marked, selected: ctx.keys[next], index: next }));
+    return ok(withList(s, view, { ...list, marked, selected: ctx.keys.at(next), index: next }));
   }
   if (key.return) {
-    const k = ctx.keys[at];
+    const k = ctx.keys.at(at);
     if (k === undefined) return ok(s);
     return ok({ ...s, overlay: 'detail', detail: { view, key: k } }, { type: 'load-detail', view, key: k });
   }
@@ -243,7 +280,7 @@ function filterKey(s: UiState, key: KeyPress, ctx: KeyContext): KeyResult {
   if (key.upArrow || key.downArrow) {
     const at = selectedIndex(list, ctx.keys);
     const i = Math.min(Math.max(at + (key.downArrow ? 1 : -1), 0), Math.max(0, ctx.keys.length - 1));
-    return ok(withList(s, view, { ...list, selected: ctx.keys[i], index: i }));
+    return ok(withList(s, view, { ...list, selected: ctx.keys.at(i), index: i }));
   }
   if (key.ctrl || key.meta || key.tab) return ok(s);
   // Pasted text arrives as one input; keep only what can be typed in a filter.
@@ -282,7 +319,7 @@ function requestAction(s: UiState, view: ListViewId, action: ActionKind, ctx: Ke
   else {
     const marked = [...list.marked].filter((k) => ctx.exists(view, k));
     const at = selectedIndex(list, ctx.keys);
-    keys = marked.length > 0 ? marked : at >= 0 ? [ctx.keys[at]!] : [];
+    keys = marked.length > 0 ? marked : at >= 0 ? [ctx.keys.at(at)!] : [];
   }
   const items = dedupe(ctx.resolve(view, keys, action));
   if (items.length === 0) {
@@ -293,9 +330,15 @@ function requestAction(s: UiState, view: ListViewId, action: ActionKind, ctx: Ke
           ? 'no cooldown to reset here'
           : action === 'compact'
             ? 'x (compact now) works in the Stores view'
-            : 'nothing to run here';
+            : action === 'release'
+              ? 'not parked: nothing to release'
+              : action === 'park'
+                ? 'nothing to park here'
+                : 'nothing to run here';
     return { ...s, notice: { text, tone: 'info' } };
   }
+  // A park asks why first; the confirm dialog follows the reason.
+  if (action === 'park') return { ...s, overlay: 'reason', confirm: { action, items } };
   return { ...s, overlay: 'confirm', confirm: { action, items } };
 }
 

@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { cooldown } from '../../test/fake-master.js';
+import { cooldown, park, policy } from '../../test/fake-master.js';
 import { EMPTY_FLEET, cooldownMap } from '../state/fleet.js';
 import { layoutColumns } from './columns.js';
-import { COOLDOWNS, STORES, cooldownState, deriveRows, timeLeft } from './specs.js';
+import {
+  COOLDOWNS,
+  STORES,
+  causeOf,
+  cooldownState,
+  countText,
+  deriveRows,
+  nextWindowMs,
+  timeLeft,
+  untilText,
+} from './specs.js';
 
 const data = {
   ...EMPTY_FLEET,
@@ -53,30 +63,60 @@ describe('deriveRows', () => {
 });
 
 describe('cooldown cells', () => {
-  it('names the state: cooling, expired, or counting below the threshold', () => {
+  it('names the state at the time shown: parked, cooling, below the threshold, or lapsed', () => {
     expect(cooldownState(cooldown('a', { until_ms: 2000 }), 1000).text).toBe('cooling');
-    expect(cooldownState(cooldown('a', { until_ms: 500 }), 1000).text).toBe('expired');
-    expect(cooldownState(cooldown('a', { until_ms: null }), 1000).text).toBe('counting');
+    expect(cooldownState(cooldown('a', { until_ms: 500 }), 1000).text).toBe('lapsed');
+    expect(cooldownState(cooldown('a', { until_ms: null }), 1000).text).toBe('below');
+    expect(cooldownState(cooldown('a', { until_ms: 2000, parked: park('why') }), 1000).text).toBe('parked');
+    // A park that lapsed counts as not parked.
+    expect(cooldownState(cooldown('a', { until_ms: null, parked: park('why', { until_ms: 900 }) }), 1000).text).toBe(
+      'below',
+    );
   });
 
-  it('counts the time left down each second', () => {
+  it('counts the time left down each second, and shows a dash once the window lapsed', () => {
     const c = cooldown('a', { until_ms: 600_000 });
     expect(timeLeft(c, 0)).toBe('10m00s');
     expect(timeLeft(c, 1000)).toBe('9m59s');
     expect(timeLeft(c, 599_500)).toBe('1s');
-    expect(timeLeft(c, 600_000)).toBe('expired');
-    expect(timeLeft(cooldown('a', { until_ms: null }), 0)).toBe('–');
+    expect(timeLeft(c, 600_000)).toBe('-');
+    expect(timeLeft(cooldown('a', { until_ms: null }), 0)).toBe('-');
+    expect(untilText(cooldown('a', { until_ms: null }), 0)).toBe('-');
+  });
+
+  it('counts failures against the threshold, and says which window a next failure would open', () => {
+    const p = policy({ threshold: 3, base_secs: 600, max_secs: 3600, jitter: 0 });
+    expect(countText(cooldown('a', { failures: 4 }), p)).toBe('4/3');
+    expect(countText(cooldown('a', { failures: 4 }), undefined)).toBe('4');
+    expect(countText(cooldown('a', { kind: 'compact', failures: 4 }), { ...p, kinds: ['merge_wal'] })).toBe('4');
+    // base · 2^(failures + 1 − threshold), capped at max; none below the threshold.
+    expect(nextWindowMs(cooldown('a', { failures: 1 }), p)).toBeUndefined();
+    expect(nextWindowMs(cooldown('a', { failures: 2 }), p)).toBe(600_000);
+    expect(nextWindowMs(cooldown('a', { failures: 3 }), p)).toBe(1_200_000);
+    expect(nextWindowMs(cooldown('a', { failures: 9 }), p)).toBe(3_600_000);
+    expect(nextWindowMs(cooldown('a', { failures: 3 }), undefined)).toBeUndefined();
+  });
+
+  it('puts the cause first, also for errors from a master that led with the summary', () => {
+    const cause = 'http://w1:8080: HTTP 500: Not found: /data/x.lance (merged 0 generations across 1/2 workers)';
+    expect(causeOf(cause)).toBe(cause);
+    expect(causeOf('merged 0 generations across 1/2 workers; http://w1:8080: HTTP 500: Not found: /data/x.lance')).toBe(
+      cause,
+    );
+    expect(causeOf('compaction failed: http://w1:8080: HTTP 500: boom')).toBe(
+      'http://w1:8080: HTTP 500: boom (compaction failed)',
+    );
   });
 });
 
 describe('layoutColumns', () => {
   it('fits the cooldown table into 80 columns by dropping the least important columns', () => {
     const cols = layoutColumns(COOLDOWNS.columns, 78);
-    expect(cols.map((c) => c.title)).toEqual(['KIND', 'TARGET', 'FAIL', 'STATE', 'LEFT', 'LAST ERROR']);
+    expect(cols.map((c) => c.title)).toEqual(['KIND', 'TARGET', 'STATE', 'FAILS', 'LEFT', 'CAUSE']);
     expect(cols.reduce((n, c) => n + c.size, 0) + cols.length - 1).toBe(78);
   });
 
-  it('shows every column on a wide terminal and gives the rest to the error', () => {
+  it('shows every column on a wide terminal and gives the rest to the cause', () => {
     const cols = layoutColumns(COOLDOWNS.columns, 200);
     expect(cols).toHaveLength(COOLDOWNS.columns.length);
     expect(cols.at(-1)!.size).toBeGreaterThan(100);

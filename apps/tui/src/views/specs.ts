@@ -1,5 +1,9 @@
+import { type CooldownPolicy, cooldownWindowMs } from '@maintd/core';
+import { entryState } from '../api/normalize.js';
 import {
   type Cooldown,
+  type CooldownState,
+  type Policy,
   type Store,
   type Task,
   type TaskKind,
@@ -7,8 +11,9 @@ import {
   type Worker,
   TASK_KINDS,
 } from '../api/types.js';
-import { formatAgo, formatCount, formatCountdown, formatDuration } from '../format.js';
-import { type FleetData, cooldownKey, isCooling } from '../state/fleet.js';
+import { formatAgo, formatCount, formatCountdown, formatDuration, formatUntil } from '../format.js';
+import { type FleetData, cooldownKey, isCooling, isParked } from '../state/fleet.js';
+import { type JoinedSource, keyedRows } from '../state/sorted-index.js';
 import type { Tone } from '../theme.js';
 import type { Cell, Column } from './columns.js';
 
@@ -39,14 +44,22 @@ export interface ActionItem {
   readonly target: string;
 }
 
-/** The operator actions: run now (the row's kind, or merge_wal for a store), compact now, reset. */
-export type ActionKind = 'run' | 'compact' | 'reset';
+/**
+ * The operator actions: run now (the row's kind, or merge_wal for a store), compact now, reset
+ * the cooldown, park with a reason, release a park.
+ */
+export type ActionKind = 'run' | 'compact' | 'reset' | 'park' | 'release';
 
 /** A sort order of a list. */
 export interface SortSpec<T> {
   readonly label: string;
-  /** Orders two rows; `data` is there for orders that join (a store's cooldowns). */
-  readonly compare: (a: T, b: T, data: FleetData) => number;
+  /** Orders two rows by the rows alone: no clock, no other data (rows are placed by binary search). */
+  readonly compare: (a: T, b: T) => number;
+  /**
+   * For orders that read other data (a store's cooldowns): a number per row, larger first,
+   * before `compare`.
+   */
+  readonly rank?: (row: T, data: FleetData) => number;
 }
 
 /** Everything that makes a list view: its rows, identity, search text, sorts, columns and actions. */
@@ -54,21 +67,24 @@ export interface ListSpec<T> {
   readonly id: ListViewId;
   /** Plural noun for counts and dialogs ("cooldowns"). */
   readonly noun: string;
-  readonly rows: (data: FleetData) => readonly T[] | undefined;
+  /** The rows by key; undefined until first read. */
+  readonly source: (data: FleetData) => ReadonlyMap<string, T> | undefined;
+  /** Other live data its sorts or cells read, and which row each of its keys touches. */
+  readonly joined?: (data: FleetData) => JoinedSource | undefined;
   /** A stable identity, so the selection stays on the same item across refreshes. */
   readonly key: (row: T) => string;
   /** Lowercase text the `/` filter matches. */
   readonly search: (row: T) => string;
   readonly sorts: readonly SortSpec<T>[];
   readonly columns: readonly Column<T, CellContext>[];
-  readonly actions: Partial<Record<ActionKind, (row: T, data: FleetData) => ActionItem[]>>;
+  readonly actions: Partial<Record<ActionKind, (row: T, data: FleetData, now: number) => ActionItem[]>>;
   /** Shown when there are no rows at all (not just none matching the filter). */
   readonly empty: string;
   /**
-   * Whether cells read `CellContext.data` (a join, like a store's cooldowns). Rows of the other
-   * views re-render only when their own item or the clock changes, not on every data change.
+   * What besides the row its cells read (a store's cooldown entries): a row is redrawn when its
+   * item, these, its selection, or the clock and policy change; nothing else.
    */
-  readonly cellsUseData?: boolean;
+  readonly rowDeps?: (row: T, data: FleetData) => readonly unknown[];
 }
 
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -90,14 +106,14 @@ export function taskTiming(t: Task, now: number): string {
   if (t.state === 'queued') return formatDuration(now - t.enqueued_at);
   if (t.state === 'running') return formatDuration(now - (t.started_at ?? t.enqueued_at));
   if (t.finished_at !== undefined && t.started_at !== undefined) return formatDuration(t.finished_at - t.started_at);
-  return '–';
+  return '-';
 }
 
 /** The Tasks view: the newest tasks and every active one, live. */
 export const TASKS: ListSpec<Task> = {
   id: 'tasks',
   noun: 'tasks',
-  rows: (d) => (d.tasks ? [...d.tasks.values()] : undefined),
+  source: (d) => d.tasks,
   key: (t) => t.id,
   search: (t) => `${t.state} ${t.kind} ${t.target} ${t.source} ${t.owner ?? ''} ${taskOutcome(t)}`.toLowerCase(),
   sorts: [
@@ -109,8 +125,8 @@ export const TASKS: ListSpec<Task> = {
   columns: [
     { title: 'STATE', width: 7, cell: (t) => ({ text: t.state, tone: stateTone(t.state) }) },
     { title: 'KIND', width: 9, cell: (t) => ({ text: t.kind }) },
-    { title: 'TARGET', width: 24, cell: (t) => ({ text: t.target, bold: true }) },
-    { title: 'SOURCE', width: 6, drop: 2, cell: (t) => ({ text: t.source, tone: 'muted' }) },
+    { title: 'TARGET', width: 24, cell: (t) => ({ text: t.target }) },
+    { title: 'SOURCE', width: 6, drop: 2, cell: (t) => ({ text: t.source }) },
     { title: 'TRY', width: 3, align: 'right', drop: 3, cell: (t) => ({ text: String(t.attempt) }) },
     { title: 'AGE', width: 11, align: 'right', drop: 1, cell: (t, c) => ({ text: formatAgo(t.enqueued_at, c.now) }) },
     { title: 'TIME', width: 7, align: 'right', cell: (t, c) => ({ text: taskTiming(t, c.now) }) },
@@ -118,35 +134,108 @@ export const TASKS: ListSpec<Task> = {
       title: 'OUTCOME',
       width: 12,
       flex: true,
-      cell: (t) => ({ text: taskOutcome(t), tone: t.state === 'failed' ? 'bad' : 'muted' }),
+      cell: (t) => ({
+        text: t.state === 'failed' ? causeOf(taskOutcome(t)) : taskOutcome(t),
+        tone: t.state === 'failed' ? 'bad' : undefined,
+      }),
     },
   ],
   actions: {
     run: (t) => [{ kind: t.kind, target: t.target }],
     reset: (t, d) => (d.cooldowns?.has(cooldownKey(t.kind, t.target)) ? [{ kind: t.kind, target: t.target }] : []),
+    park: (t) => [{ kind: t.kind, target: t.target }],
+    release: (t, d, now) => parkedItems([d.cooldowns?.get(cooldownKey(t.kind, t.target))], now),
   },
   empty: 'no tasks yet',
 };
 
-/** The state of a cooldown record at `now`. */
-export function cooldownState(c: Cooldown, now: number): { text: string; tone: Tone } {
-  if (isCooling(c, now)) return { text: 'cooling', tone: 'bad' };
-  if (c.until_ms !== null) return { text: 'expired', tone: 'muted' };
-  return { text: 'counting', tone: 'warn' };
+/** The policy in the shape of core's cooldown functions. */
+export function corePolicy(p: Policy): CooldownPolicy {
+  return {
+    afterFailures: p.threshold,
+    baseSecs: p.base_secs,
+    maxSecs: p.max_secs,
+    jitter: p.jitter,
+    kinds: p.kinds,
+    maxPercent: p.guard_percent,
+    countInfrastructure: p.count_infrastructure_failures,
+  };
 }
 
-/** Time left of a window as a live countdown; `–` below the threshold. */
+const STATE_TONES: Record<CooldownState, Tone> = { parked: 'info', cooling: 'bad', below: 'warn', lapsed: 'muted' };
+
+/** The state of an entry at `now`, as a cell: parked, cooling, below (the threshold) or lapsed. */
+export function cooldownState(c: Cooldown, now: number): { text: CooldownState; tone: Tone } {
+  const state = entryState(c, now);
+  return { text: state, tone: STATE_TONES[state] };
+}
+
+/**
+ * Time left of what holds the sweeps back: the park's end when parked (`-` when it lasts until
+ * released), else the window's; `-` below the threshold and once the window lapsed (the UNTIL
+ * column says when it ended).
+ */
 export function timeLeft(c: Cooldown, now: number): string {
-  return c.until_ms === null ? '–' : formatCountdown(c.until_ms, now);
+  if (isParked(c, now)) return c.parked?.until_ms == null ? '-' : formatCountdown(c.parked.until_ms, now);
+  return c.until_ms === null || c.until_ms <= now ? '-' : formatCountdown(c.until_ms, now);
+}
+
+/** When the park or window ends, in local time (`14:03:07`, or `11-16 09:12` on another day). */
+export function untilText(c: Cooldown, now: number): string {
+  const end = isParked(c, now) ? c.parked?.until_ms : c.until_ms;
+  return end == null ? '-' : formatUntil(end, now);
+}
+
+/** The count against the threshold: `4/3`, or just `4` without a policy (or for a kind not counted). */
+export function countText(c: Cooldown, policy: Policy | undefined): string {
+  if (!policy || policy.threshold <= 0 || !policy.kinds.includes(c.kind)) return String(c.failures);
+  return `${c.failures}/${policy.threshold}`;
+}
+
+/**
+ * The window a next failure would open, by core's own formula (jitter included, so the same
+ * length the master will pick); undefined when it would open none (below the threshold, a kind
+ * not counted, no policy known).
+ */
+export function nextWindowMs(c: Cooldown, policy: Policy | undefined): number | undefined {
+  if (!policy || !policy.kinds.includes(c.kind)) return undefined;
+  const ms = cooldownWindowMs(corePolicy(policy), c.kind, c.target, c.failures + 1);
+  return ms > 0 ? ms : undefined;
+}
+
+// Failures from before the cause came first: `merged 0 generations across 0/2 workers; <errors>`
+// or `<verb> failed: <errors>`. Shown cause first too.
+const SUMMARY_FIRST = /^(merged \d+ generations across \d+\/\d+ workers); (.+)$/s;
+const VERB_FAILED_FIRST = /^([a-z_ ]+ failed): (.+)$/s;
+
+/**
+ * The cause of a failure, first: the master leads with the first worker's own error; a message
+ * from an older master (summary first) is turned around, so the column always starts with why.
+ */
+export function causeOf(error: string): string {
+  const m = SUMMARY_FIRST.exec(error) ?? VERB_FAILED_FIRST.exec(error);
+  return m ? `${m[2]} (${m[1]})` : error;
+}
+
+/** What the CAUSE column shows: the park's reason when parked, else the failure's cause. */
+export function causeCell(c: Cooldown, now: number): Cell {
+  if (isParked(c, now) && c.parked) return { text: `${c.parked.reason} (parked by ${c.parked.by})`, tone: 'info' };
+  return { text: causeOf(c.last_error), tone: 'bad' };
+}
+
+/** The parked entries among these, as action items (what `u` releases). */
+function parkedItems(entries: readonly (Cooldown | undefined)[], now: number): ActionItem[] {
+  return entries.flatMap((c) => (c && isParked(c, now) ? [{ kind: c.kind, target: c.target }] : []));
 }
 
 /** The Cooldowns view: what the sweeps skip and why, with counters below the threshold. */
 export const COOLDOWNS: ListSpec<Cooldown> = {
   id: 'cooldowns',
   noun: 'cooldowns',
-  rows: (d) => (d.cooldowns ? [...d.cooldowns.values()] : undefined),
+  source: (d) => d.cooldowns,
   key: (c) => cooldownKey(c.kind, c.target),
-  search: (c) => `${c.kind} ${c.target} ${c.last_error_class} ${c.last_error}`.toLowerCase(),
+  search: (c) =>
+    `${c.kind} ${c.target} ${c.state} ${c.last_error_class ?? ''} ${c.last_error} ${c.parked?.reason ?? ''}`.toLowerCase(),
   sorts: [
     // By the end of the window, not the time left: the order then holds while the clock ticks.
     {
@@ -157,39 +246,53 @@ export const COOLDOWNS: ListSpec<Cooldown> = {
     { label: 'failures', compare: (a, b) => b.failures - a.failures || byText(a.target, b.target) },
     {
       label: 'last failure',
-      compare: (a, b) => b.last_failure_ms - a.last_failure_ms || byText(a.target, b.target),
+      compare: (a, b) => (b.last_failure_ms ?? 0) - (a.last_failure_ms ?? 0) || byText(a.target, b.target),
     },
     { label: 'target', compare: (a, b) => byText(a.target, b.target) || byText(a.kind, b.kind) },
   ],
   columns: [
     { title: 'KIND', width: 9, cell: (c) => ({ text: c.kind }) },
-    { title: 'TARGET', width: 22, cell: (c) => ({ text: c.target, bold: true }) },
-    { title: 'FAIL', width: 4, align: 'right', cell: (c) => ({ text: String(c.failures) }) },
-    { title: 'STATE', width: 8, cell: (c, x) => cooldownState(c, x.now) },
-    { title: 'LEFT', width: 7, align: 'right', cell: (c, x) => ({ text: timeLeft(c, x.now) }) },
+    { title: 'TARGET', width: 22, cell: (c) => ({ text: c.target }) },
+    { title: 'STATE', width: 7, cell: (c, x) => cooldownState(c, x.now) },
+    // The count against the threshold: `4/3`.
     {
-      title: 'CLASS',
+      title: 'FAILS',
+      width: 5,
+      align: 'right',
+      cell: (c, x) => ({ text: countText(c, x.data.policy) }),
+    },
+    { title: 'LEFT', width: 7, align: 'right', cell: (c, x) => ({ text: timeLeft(c, x.now) }) },
+    { title: 'UNTIL', width: 11, align: 'right', drop: 2, cell: (c, x) => ({ text: untilText(c, x.now) }) },
+    {
+      title: 'NEXT',
       width: 6,
-      drop: 2,
-      cell: (c) => ({ text: c.last_error_class === 'infrastructure' ? 'infra' : c.last_error_class, tone: 'muted' }),
+      align: 'right',
+      drop: 3,
+      cell: (c, x) => {
+        const next = nextWindowMs(c, x.data.policy);
+        return { text: next === undefined ? '-' : formatDuration(next) };
+      },
     },
     {
       title: 'LAST FAIL',
-      width: 11,
+      width: 10,
       align: 'right',
       drop: 1,
-      cell: (c, x) => ({ text: formatAgo(c.last_failure_ms, x.now) }),
+      cell: (c, x) => ({ text: c.last_failure_ms === undefined ? '-' : formatAgo(c.last_failure_ms, x.now) }),
     },
-    { title: 'LAST ERROR', width: 12, flex: true, cell: (c) => ({ text: c.last_error, tone: 'bad' }) },
+    // The column the view is for: at least 20 wide, the rest of the terminal on wider ones.
+    { title: 'CAUSE', width: 20, flex: true, cell: (c, x) => causeCell(c, x.now) },
   ],
   actions: {
     run: (c) => [{ kind: c.kind, target: c.target }],
     reset: (c) => [{ kind: c.kind, target: c.target }],
+    park: (c) => [{ kind: c.kind, target: c.target }],
+    release: (c, _d, now) => parkedItems([c], now),
   },
   empty: 'no cooldowns: no store is failing',
 };
 
-/** The cooldown records of one store, live. */
+/** The cooldown entries of one store, live. */
 export function storeCooldowns(name: string, data: FleetData): Cooldown[] {
   const out: Cooldown[] = [];
   for (const kind of TASK_KINDS) {
@@ -199,23 +302,44 @@ export function storeCooldowns(name: string, data: FleetData): Cooldown[] {
   return out;
 }
 
-/** A store's cooling summary: `merge_wal 9m59s` per open window, `merge_wal 2×` per counter. */
+/** A store's cooling summary: `merge_wal parked`, `merge_wal 9m59s` per open window, `merge_wal 2x` per counter. */
 export function coolingSummary(name: string, x: CellContext): Cell {
-  const parts = storeCooldowns(name, x.data).map((c) =>
-    isCooling(c, x.now) ? `${c.kind} ${timeLeft(c, x.now)}` : `${c.kind} ${c.failures}×`,
+  const entries = storeCooldowns(name, x.data);
+  const parts = entries.map((c) =>
+    isParked(c, x.now)
+      ? `${c.kind} parked`
+      : isCooling(c, x.now)
+        ? `${c.kind} ${timeLeft(c, x.now)}`
+        : `${c.kind} ${c.failures}x`,
   );
-  const cooling = storeCooldowns(name, x.data).some((c) => isCooling(c, x.now));
-  return { text: parts.join(', '), tone: cooling ? 'bad' : parts.length > 0 ? 'warn' : undefined };
+  const tone: Tone | undefined = entries.some((c) => isParked(c, x.now))
+    ? 'info'
+    : entries.some((c) => isCooling(c, x.now))
+      ? 'bad'
+      : parts.length > 0
+        ? 'warn'
+        : undefined;
+  return { text: parts.join(', '), tone };
 }
 
-const coolingRank = (s: Store, d: FleetData): number =>
-  storeCooldowns(s.name, d).reduce((max, c) => Math.max(max, c.until_ms ?? c.failures), 0);
+/** How much a store is held back, for the `cooling` sort: parked first, then the latest window end. */
+export function coolingRank(name: string, d: FleetData): number {
+  let rank = 0;
+  for (const c of storeCooldowns(name, d)) {
+    // Not `now`-dependent (a rank is kept with its row): parks first, then windows by their end.
+    rank = Math.max(rank, c.parked ? Number.MAX_SAFE_INTEGER : (c.until_ms ?? c.failures));
+  }
+  return rank;
+}
 
 /** The Stores view: backlog per store, biggest first, with its cooldown state. */
 export const STORES: ListSpec<Store> = {
   id: 'stores',
   noun: 'stores',
-  rows: (d) => d.stores,
+  source: (d) => keyedRows(d.stores, (s) => s.name),
+  // A store's COOLING column and `cooling` sort read its cooldown entries.
+  joined: (d) => (d.cooldowns ? { map: d.cooldowns, rowKey: (k) => k.slice(k.indexOf('/') + 1) } : undefined),
+  rowDeps: (s, d) => storeCooldowns(s.name, d),
   key: (s) => s.name,
   search: (s) => s.name.toLowerCase(),
   sorts: [
@@ -224,14 +348,11 @@ export const STORES: ListSpec<Store> = {
       compare: (a, b) => b.pending_wal_generations - a.pending_wal_generations || byText(a.name, b.name),
     },
     { label: 'fragments', compare: (a, b) => b.fragment_count - a.fragment_count || byText(a.name, b.name) },
-    {
-      label: 'cooling',
-      compare: (a, b, d) => coolingRank(b, d) - coolingRank(a, d) || byText(a.name, b.name),
-    },
+    { label: 'cooling', rank: (s, d) => coolingRank(s.name, d), compare: (a, b) => byText(a.name, b.name) },
     { label: 'name', compare: (a, b) => byText(a.name, b.name) },
   ],
   columns: [
-    { title: 'STORE', width: 24, cell: (s) => ({ text: s.name, bold: true }) },
+    { title: 'STORE', width: 24, cell: (s) => ({ text: s.name }) },
     {
       title: 'PENDING',
       width: 8,
@@ -242,16 +363,13 @@ export const STORES: ListSpec<Store> = {
       }),
     },
     { title: 'FRAGS', width: 6, align: 'right', cell: (s) => ({ text: formatCount(s.fragment_count) }) },
-    {
-      title: 'ROWS',
-      width: 11,
-      align: 'right',
-      drop: 2,
-      cell: (s) => ({ text: formatCount(s.row_count), tone: 'muted' }),
-    },
+    { title: 'ROWS', width: 11, align: 'right', drop: 2, cell: (s) => ({ text: formatCount(s.row_count) }) },
     { title: 'OWNERS', width: 6, align: 'right', drop: 3, cell: (s) => ({ text: String(s.owners.length) }) },
+    // `scanned_at` is when a scan last *changed* the row: the master rewrites a row only when its
+    // numbers moved, so a quiet store shows the age of its last change, not of the last scan
+    // (that is each worker's, in the Workers view and the detail pane).
     {
-      title: 'SCANNED',
+      title: 'CHANGED',
       width: 11,
       align: 'right',
       drop: 1,
@@ -263,6 +381,10 @@ export const STORES: ListSpec<Store> = {
     run: (s) => [{ kind: 'merge_wal', target: s.name }],
     compact: (s) => [{ kind: 'compact', target: s.name }],
     reset: (s, d) => storeCooldowns(s.name, d).map((c) => ({ kind: c.kind, target: c.target })),
+    // A store is parked for every kind the master counts (all kinds without a policy): what an
+    // operator parks is the store, whatever would be run on it.
+    park: (s, d) => (d.policy?.kinds ?? TASK_KINDS).map((kind) => ({ kind, target: s.name })),
+    release: (s, d, now) => parkedItems(storeCooldowns(s.name, d), now),
   },
   empty: 'no stores: no worker has reported any (yet)',
 };
@@ -279,7 +401,7 @@ const HEALTH_ORDER = (w: Worker): number => (w.ok === false ? 0 : w.ok === null 
 export const WORKERS: ListSpec<Worker> = {
   id: 'workers',
   noun: 'workers',
-  rows: (d) => d.workers,
+  source: (d) => keyedRows(d.workers, (w) => w.endpoint),
   key: (w) => w.endpoint,
   search: (w) => `${w.endpoint} ${workerHealth(w).text} ${w.error ?? ''}`.toLowerCase(),
   sorts: [
@@ -288,7 +410,7 @@ export const WORKERS: ListSpec<Worker> = {
     { label: 'stores', compare: (a, b) => b.stores - a.stores || byText(a.endpoint, b.endpoint) },
   ],
   columns: [
-    { title: 'ENDPOINT', width: 28, cell: (w) => ({ text: w.endpoint, bold: true }) },
+    { title: 'ENDPOINT', width: 28, cell: (w) => ({ text: w.endpoint }) },
     { title: 'HEALTH', width: 7, cell: (w) => workerHealth(w) },
     { title: 'STORES', width: 6, align: 'right', cell: (w) => ({ text: formatCount(w.stores) }) },
     {
@@ -304,22 +426,29 @@ export const WORKERS: ListSpec<Worker> = {
   empty: 'no worker endpoints configured on this master',
 };
 
-/**
- * Rows of a list after the filter (every word must match) and the sort. Pure; `rows` saves
- * re-reading them when the caller already has `spec.rows(data)`.
- */
-export function deriveRows<T>(
-  spec: ListSpec<T>,
-  data: FleetData,
-  filter: string,
-  sort: number,
-  rows: readonly T[] | undefined = spec.rows(data),
-): readonly T[] {
-  const all = rows ?? [];
+/** Whether a row matches a filter: every word of it, case-insensitively. */
+export function matcher<T>(spec: ListSpec<T>, filter: string): (row: T) => boolean {
   const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
-  const matching = words.length === 0 ? [...all] : all.filter((r) => words.every((w) => spec.search(r).includes(w)));
+  if (words.length === 0) return () => true;
+  return (row) => {
+    const text = spec.search(row);
+    return words.every((w) => text.includes(w));
+  };
+}
+
+/**
+ * Rows of a list after the filter (every word must match) and the sort, by a full sort: what the
+ * App's incremental {@link SortedIndex} must always equal. Pure.
+ */
+export function deriveRows<T>(spec: ListSpec<T>, data: FleetData, filter: string, sort: number): readonly T[] {
+  const match = matcher(spec, filter);
+  const all = [...(spec.source(data)?.values() ?? [])].filter(match);
   const order = spec.sorts[sort % spec.sorts.length];
-  return order ? matching.sort((a, b) => order.compare(a, b, data)) : matching;
+  if (!order) return all;
+  const rank = order.rank;
+  return all.sort(
+    (a, b) => (rank ? rank(b, data) - rank(a, data) : 0) || order.compare(a, b) || byText(spec.key(a), spec.key(b)),
+  );
 }
 
 /** Every list view's spec, by id. */
