@@ -99,6 +99,25 @@ function byKey(a: Entry, b: Entry): number {
   return a.target < b.target ? -1 : a.target > b.target ? 1 : 0;
 }
 
+/** An order the index keeps its entries in: one of the API's sorts, or the key order of the unpaged list. */
+type Order = CooldownSort | 'key';
+
+function compareIn(order: Order, a: Entry, b: Entry): number {
+  return order === 'key' ? byKey(a, b) : comparePositions(order, position(a, order), position(b, order));
+}
+
+/** Index of the first entry of `sorted` not before `e` in `order` (binary search). */
+function lowerBound(sorted: readonly Entry[], order: Order, e: Entry): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareIn(order, sorted[mid]!, e) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /**
  * The cursor of the entry a page ended on: base64url of `[sort, value, kind, target]`. Opaque to
  * clients; it names a position, not an offset, so a page boundary survives inserts and deletes.
@@ -155,10 +174,14 @@ export class CooldownIndex {
   /** Entries with a park (in force or lapsed): the parked gauge walks only these. */
   readonly #parked = new Set<Entry>();
   #version = 0;
-  // Derived data, dropped on change (sorted) or on change and at the next state change (the rest).
+  // Derived data. The sorted orders are kept up to date entry by entry (a change costs a binary
+  // search and a splice, not a sort); the rest is dropped on any change and at the next moment a
+  // state changes by itself.
   #derivedVersion = -1;
+  /** The derived data holds for times in [derivedAt, validUntil): a wall clock may also step back. */
+  #derivedAt = Infinity;
   #validUntil = -Infinity;
-  readonly #sorted = new Map<CooldownSort | 'key', Entry[]>();
+  readonly #sorted = new Map<Order, Entry[]>();
   readonly #filtered = new Map<string, Entry[]>();
   readonly #pages = new Map<string, CooldownPage>();
 
@@ -189,6 +212,7 @@ export class CooldownIndex {
   ): void {
     this.#entries.clear();
     this.#parked.clear();
+    this.#sorted.clear();
     for (const c of cooldowns) {
       const e = this.#entry(c.kind, c.target);
       e.cooldown = c.record;
@@ -209,29 +233,25 @@ export class CooldownIndex {
    * ({@link LOCAL_REVISION}) always applies. Returns whether anything changed.
    */
   applyCooldown(kind: TaskKind, target: string, record: TaskCooldown | undefined, revision: number): boolean {
-    const key = `${kind}/${target}`;
-    const e = this.#entries.get(key);
+    const e = this.#entries.get(`${kind}/${target}`);
     if (e && revision !== LOCAL_REVISION && revision <= e.cooldownRevision) return false;
     if (!e && !record) return false;
-    const entry = e ?? this.#entry(kind, target);
-    entry.cooldown = record;
-    entry.cooldownRevision = revision;
-    this.#settle(key, entry);
+    this.#update(kind, target, e, (x) => {
+      x.cooldown = record;
+      x.cooldownRevision = revision;
+    });
     return true;
   }
 
   /** Sets or deletes the park half of (kind, target), as {@link CooldownIndex.applyCooldown} does the record. */
   applyPark(kind: TaskKind, target: string, record: ParkRecord | undefined, revision: number): boolean {
-    const key = `${kind}/${target}`;
-    const e = this.#entries.get(key);
+    const e = this.#entries.get(`${kind}/${target}`);
     if (e && revision !== LOCAL_REVISION && revision <= e.parkRevision) return false;
     if (!e && !record) return false;
-    const entry = e ?? this.#entry(kind, target);
-    entry.park = record;
-    entry.parkRevision = revision;
-    if (record) this.#parked.add(entry);
-    else this.#parked.delete(entry);
-    this.#settle(key, entry);
+    this.#update(kind, target, e, (x) => {
+      x.park = record;
+      x.parkRevision = revision;
+    });
     return true;
   }
 
@@ -317,19 +337,33 @@ export class CooldownIndex {
     return e;
   }
 
-  /** After a change: drops an entry left with neither half, and invalidates the derived data. */
-  #settle(key: string, e: Entry): void {
-    if (!e.cooldown && !e.park) this.#entries.delete(key);
+  /**
+   * Changes one entry: out of every kept order at its old position, `change` applied, back in at
+   * its new one (or dropped, left with neither a record nor a park).
+   */
+  #update(kind: TaskKind, target: string, existing: Entry | undefined, change: (e: Entry) => void): void {
+    if (existing) {
+      for (const [order, sorted] of this.#sorted) {
+        const at = lowerBound(sorted, order, existing);
+        if (sorted[at] === existing) sorted.splice(at, 1);
+      }
+    }
+    const e = existing ?? this.#entry(kind, target);
+    change(e);
+    if (e.park) this.#parked.add(e);
+    else this.#parked.delete(e);
+    if (!e.cooldown && !e.park) this.#entries.delete(`${kind}/${target}`);
+    else for (const [order, sorted] of this.#sorted) sorted.splice(lowerBound(sorted, order, e), 0, e);
     this.#version++;
   }
 
   /** Drops derived data older than the entries, or older than the next change of any entry's state. */
   #refresh(nowMs: number): void {
-    if (this.#derivedVersion === this.#version && nowMs < this.#validUntil) return;
-    if (this.#derivedVersion !== this.#version) this.#sorted.clear();
+    if (this.#derivedVersion === this.#version && this.#derivedAt <= nowMs && nowMs < this.#validUntil) return;
     this.#filtered.clear();
     this.#pages.clear();
     this.#derivedVersion = this.#version;
+    this.#derivedAt = nowMs;
     // The next moment a state changes by itself: a window ends (cooling → lapsed), a park lapses.
     let next = Infinity;
     for (const e of this.#entries.values()) {
@@ -341,7 +375,7 @@ export class CooldownIndex {
     this.#validUntil = next;
   }
 
-  #sortedBy(sort: CooldownSort | 'key'): Entry[] {
+  #sortedBy(sort: Order): Entry[] {
     let sorted = this.#sorted.get(sort);
     if (!sorted) {
       const all = [...this.#entries.values()];

@@ -18,8 +18,8 @@ import type { MaintdEvent } from '@maintd/scheduler/api';
 import type { Logger } from 'pino';
 import { CooldownIndex } from './cooldown-index.js';
 
-/** Keys per round trip of the index's initial read (as the store's own scans). */
-const LOAD_PAGE = 10_000;
+/** Keys per round trip of the index's initial read: small pages keep the transient buffers small. */
+const LOAD_PAGE = 1000;
 
 // The events' shapes are part of the API's route definitions (the OpenAPI document's event
 // payload components), so that the document and the stream cannot drift apart.
