@@ -5,7 +5,7 @@ import { cooldown, park, policy, startFakeMaster } from '../test/fake-master.js'
 import { MaintdClient } from './api/client.js';
 import type { Cooldown } from './api/types.js';
 import { FleetFeed } from './data/feed.js';
-import { EMPTY_FLEET, cooldownMap } from './state/fleet.js';
+import { EMPTY_FLEET, type FleetData, applyEvents, cooldownMap } from './state/fleet.js';
 
 type Mounted = ReturnType<typeof mountApp>;
 const mounted: Mounted[] = [];
@@ -365,6 +365,129 @@ describe('actions', () => {
   });
 });
 
+describe('park and release', () => {
+  it('p asks why, then confirms, then parks the selected cooldown through the API and logs it', async () => {
+    const m = mount({ size: { columns: 100, rows: 30 } });
+    await m.press('3', 'p');
+    expect(m.frame()).toContain('Park merge_wal broken-store?');
+    expect(m.frame()).toContain('Why?');
+    await m.press('fragment lost, restore Monday');
+    expect(m.frame()).toContain('fragment lost, restore Monday');
+    await m.press(KEY.enter);
+    // Enter took the reason: the confirm dialog, nothing sent yet.
+    expect(m.frame()).toContain('Park merge_wal broken-store?');
+    expect(m.frame()).toContain('Reason: fragment lost, restore Monday');
+    expect(m.frame()).toContain('The sweeps skip them until released (u)');
+    expect(m.api.calls).toEqual([]);
+    await m.press('y');
+    await m.settle();
+    expect(m.api.calls).toEqual([
+      { op: 'park', kind: 'merge_wal', target: 'broken-store', reason: 'fragment lost, restore Monday' },
+    ]);
+    expect(m.frame()).toContain('parked merge_wal broken-store: fragment lost, restore Monday');
+    expect(m.source.refreshes).toBe(1);
+    // The activity log on the Overview has it.
+    await m.press('1');
+    expect(m.frame()).toMatch(/Activity\n\s+0s ago\s+parked merge_wal broken-store: fragment lost, restore Monday/);
+  });
+
+  it('p on a store parks every kind the master counts', async () => {
+    const m = mount({ size: { columns: 100, rows: 30 } });
+    await m.press('4', 'p');
+    expect(m.frame()).toContain('Park 3 targets?');
+    await m.press('broken disk', KEY.enter, 'y');
+    await m.settle();
+    expect(m.api.calls.map((c) => `${c.op} ${c.kind} ${c.target} ${c.reason}`).sort()).toEqual([
+      'park compact broken-store broken disk',
+      'park index_id broken-store broken disk',
+      'park merge_wal broken-store broken disk',
+    ]);
+  });
+
+  it('an empty reason is refused, and Esc cancels the park without calling the API', async () => {
+    const m = mount();
+    await m.press('3', 'p', KEY.enter);
+    expect(m.frame()).toContain('a park needs a reason (Esc cancels)');
+    expect(m.frame()).toContain('Why?');
+    await m.press(KEY.escape);
+    expect(m.frame()).toContain('cancelled');
+    expect(m.frame()).not.toContain('Why?');
+    expect(m.api.calls).toEqual([]);
+  });
+
+  it('u releases a parked row after confirming; on a row that is not parked it says so', async () => {
+    const data = {
+      ...sampleFleet(),
+      cooldowns: cooldownMap([
+        cooldown('held', { until_ms: NOW + 1_200_000, parked: park('disk replaced Monday') }),
+        cooldown('free', { until_ms: NOW + 600_000 }),
+      ]),
+    };
+    const m = mount({ data });
+    await m.press('3', 'u');
+    expect(m.frame()).toContain('Release merge_wal held?');
+    expect(m.frame()).toContain('their failure counts start over');
+    await m.press('y');
+    await m.settle();
+    expect(m.api.calls).toEqual([{ op: 'release', kind: 'merge_wal', target: 'held' }]);
+    expect(m.frame()).toContain('released merge_wal held');
+    await m.press('j', 'u');
+    expect(m.frame()).toContain('not parked: nothing to release');
+    expect(m.api.calls).toHaveLength(1);
+  });
+
+  it('shows the master’s error when a park fails, without throwing', async () => {
+    const m = mount({
+      api: fakeApi({ fail: 'HTTP 401: missing or invalid bearer token' }),
+      size: { columns: 140, rows: 24 },
+    });
+    await m.press('3', 'p', 'why', KEY.enter, 'y');
+    await m.settle();
+    expect(m.frame()).toContain(
+      'park merge_wal broken-store failed for 1: broken-store: HTTP 401: missing or invalid bearer token',
+    );
+  });
+
+  it('parks and releases seen on the event stream show in the activity log', async () => {
+    const m = mount({ size: { columns: 100, rows: 40 } });
+    await m.settle();
+    const data = sampleFleet();
+    const parkedEntry = cooldown('orders-eu', {
+      failures: 0,
+      until_ms: null,
+      last_error: '',
+      parked: park('noisy neighbour'),
+    });
+    const next = applyEvents(
+      data,
+      [{ type: 'cooldown', revision: 1, kind: 'merge_wal', target: 'orders-eu', cooldown: parkedEntry }],
+      NOW,
+    );
+    m.source.set({ data: next });
+    await m.settle();
+    expect(m.frame()).toMatch(/Parked 1\n\s+merge_wal orders-eu\s+noisy neighbour/);
+    expect(m.frame()).toMatch(/1m00s ago\s+parked merge_wal orders-eu \(token@127\.0\.0\.1\): noisy neighbour/);
+    m.source.set({
+      data: applyEvents(
+        next,
+        [{ type: 'cooldown', revision: 2, kind: 'merge_wal', target: 'orders-eu', cooldown: null }],
+        NOW,
+      ),
+    });
+    await m.settle();
+    expect(m.frame()).toMatch(/0s ago\s+released merge_wal orders-eu/);
+  });
+
+  it('--readonly refuses p and u too', async () => {
+    const m = mount({ readonly: true });
+    for (const k of ['p', 'u']) {
+      await m.press('3', k);
+      expect(m.frame()).toContain('read-only mode (--readonly): actions are disabled');
+    }
+    expect(m.api.calls).toEqual([]);
+  });
+});
+
 describe('data and screen', () => {
   it('keeps the selection on the same item when a refresh reorders the rows', async () => {
     const m = mount();
@@ -401,6 +524,87 @@ describe('data and screen', () => {
     await m.press(KEY.pageUp);
     expect(m.frame()).toContain(`${10_000 - 19}/10,000`);
     expect(m.lines().length).toBeLessThanOrEqual(23);
+  });
+
+  it('draws no frame for live changes that leave the screen alike, and one for a change on screen', async () => {
+    const many: Cooldown[] = Array.from({ length: 1000 }, (_, i) =>
+      cooldown(`store-${String(i).padStart(4, '0')}`, { until_ms: NOW + 1000 * (10_000 - i) }),
+    );
+    let data: FleetData = { ...EMPTY_FLEET, cooldowns: cooldownMap(many), storesTotal: 1000 };
+    const m = mount({ data, size: { columns: 120, rows: 24 } });
+    await m.press('3');
+    const drawn = m.frameCount();
+    // 25 changes far below the window (and the count unchanged): nothing on screen moves.
+    const below = Array.from({ length: 25 }, (_, i) => {
+      const target = `store-${String(900 + i).padStart(4, '0')}`;
+      return {
+        type: 'cooldown' as const,
+        revision: i,
+        kind: 'merge_wal' as const,
+        target,
+        cooldown: cooldown(target, { until_ms: NOW + 500 + i, failures: 5 }),
+      };
+    });
+    data = applyEvents(data, below, NOW);
+    m.source.set({ data });
+    await m.settle();
+    expect(m.frameCount()).toBe(drawn);
+    // A change to the second row is on screen: one frame, with it.
+    const target = 'store-0001';
+    data = applyEvents(
+      data,
+      [
+        {
+          type: 'cooldown',
+          revision: 99,
+          kind: 'merge_wal',
+          target,
+          cooldown: cooldown(target, { until_ms: NOW + 9_999_000, failures: 8 }),
+        },
+      ],
+      NOW,
+    );
+    m.source.set({ data });
+    await m.settle();
+    expect(m.frameCount()).toBe(drawn + 1);
+    expect(m.lines()[4]).toMatch(/store-0001\s+cooling\s+8\s/);
+  });
+
+  it('moves a changed row into its sorted place without rebuilding the list', async () => {
+    const data: FleetData = {
+      ...sampleFleet(),
+      cooldowns: cooldownMap(['a', 'b', 'c'].map((t, i) => cooldown(t, { until_ms: NOW + 60_000 * (i + 1) }))),
+    };
+    const m = mount({ data });
+    await m.press('3');
+    expect(
+      m
+        .lines()
+        .slice(3, 6)
+        .map((l) => l.split(/\s+/)[2]),
+    ).toEqual(['c', 'b', 'a']);
+    const next = applyEvents(
+      data,
+      [
+        {
+          type: 'cooldown',
+          revision: 1,
+          kind: 'merge_wal',
+          target: 'a',
+          cooldown: cooldown('a', { until_ms: NOW + 600_000 }),
+        },
+      ],
+      NOW,
+    );
+    expect(next.cooldowns).toBe(data.cooldowns); // changed in place, not copied
+    m.source.set({ data: next });
+    await m.settle();
+    expect(
+      m
+        .lines()
+        .slice(3, 6)
+        .map((l) => l.split(/\s+/)[2]),
+    ).toEqual(['a', 'c', 'b']);
   });
 
   it('shows the connection state: connecting, live, polling, and disconnected with the error', async () => {

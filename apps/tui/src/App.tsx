@@ -22,7 +22,6 @@ import {
   isList,
   selectedIndex,
   splitInput,
-  submitReason,
 } from './state/ui.js';
 import { type Theme, ThemeRoot } from './theme.js';
 import { layoutColumns } from './views/columns.js';
@@ -263,6 +262,8 @@ export function App(props: AppProps): ReactNode {
     [exit, props.api, props.source, props.onQuit, clock, log],
   );
 
+  // The reason being typed in the park prompt; Enter (handled with the other keys) submits it.
+  const reasonRef = useRef('');
   const keyContext = (): KeyContext => {
     const u = uiRef.current;
     const v = isList(u.view) ? u.view : undefined;
@@ -272,6 +273,7 @@ export function App(props: AppProps): ReactNode {
       pageSize,
       resolve: (view, ks, action) => resolveAction(view, ks, action, dataRef.current, clock.now()),
       exists: (view, k) => rowExists(view, k, dataRef.current),
+      reason: reasonRef.current,
     };
   };
 
@@ -280,6 +282,8 @@ export function App(props: AppProps): ReactNode {
     for (const press of splitInput({ ...key, input })) {
       // The filter changes the rows a key moves through: the context is read per key.
       const result = handleKey(uiRef.current, press, keyContext());
+      // A prompt that opens starts empty.
+      if (result.state.overlay === 'reason' && uiRef.current.overlay !== 'reason') reasonRef.current = '';
       uiRef.current = result.state;
       effects.push(...result.effects);
     }
@@ -288,8 +292,7 @@ export function App(props: AppProps): ReactNode {
   });
 
   const onReason = useCallback((text: string) => {
-    uiRef.current = submitReason(uiRef.current, text);
-    setUi(uiRef.current);
+    reasonRef.current = text;
   }, []);
 
   const counts: Partial<Record<ViewId, number>> = {
@@ -305,7 +308,7 @@ export function App(props: AppProps): ReactNode {
   } else if (ui.overlay === 'reason' && ui.confirm) {
     content = (
       <Box height={contentHeight} width={size.columns} flexDirection="column" alignItems="center" paddingTop={2}>
-        <ReasonPrompt pending={ui.confirm} width={size.columns} onSubmit={onReason} />
+        <ReasonPrompt pending={ui.confirm} width={size.columns} onChange={onReason} />
       </Box>
     );
   } else if (ui.overlay === 'confirm' && ui.confirm) {

@@ -198,6 +198,8 @@ export function mountApp(options: MountOptions = {}) {
     api,
     /** The last frame as plain text. */
     frame: (): string => stripVTControlCharacters(ink.lastFrame() ?? ''),
+    /** How many frames Ink has drawn so far. */
+    frameCount: (): number => ink.frames.length,
     /** The last frame with its escape codes. */
     raw: (): string => ink.lastFrame() ?? '',
     lines: (): string[] => stripVTControlCharacters(ink.lastFrame() ?? '').split('\n'),

@@ -77,11 +77,11 @@ export function Confirm(props: { readonly pending: PendingAction; readonly width
   );
 }
 
-/** The reason prompt of a park: a text field; Enter goes on to the confirm dialog. */
+/** The reason prompt of a park: a text field; Enter (handled by the App) goes on to the confirm dialog. */
 export function ReasonPrompt(props: {
   readonly pending: PendingAction;
   readonly width: number;
-  readonly onSubmit: (reason: string) => void;
+  readonly onChange: (reason: string) => void;
 }): ReactNode {
   const theme = useTheme();
   const width = Math.min(props.width - 4, 72);
@@ -92,7 +92,7 @@ export function ReasonPrompt(props: {
       <Text dimColor>{`Why? Kept with the park, shown to every operator (at most ${MAX_REASON} characters).`}</Text>
       <Box>
         <Text bold>{'Reason: '}</Text>
-        <TextInput placeholder="e.g. fragment lost, restore planned Monday" onSubmit={props.onSubmit} />
+        <TextInput placeholder="e.g. fragment lost, restore planned Monday" onChange={props.onChange} />
       </Box>
       <Text dimColor>Enter next · Esc cancel</Text>
     </Box>

@@ -209,3 +209,56 @@ describe('FleetFeed', () => {
     expect(after.slice(0, 3)).toEqual([jittered(250), jittered(500), jittered(1000)]);
   });
 });
+
+describe('FleetFeed coalescing and re-reads', () => {
+  it('coalesces a burst of events into one update per flush period (50 ms), timed by its clock', async () => {
+    const f = await fake();
+    const clock = new FakeClock(Date.now());
+    const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000, flushMs: undefined, clock });
+    await until(feed, (x) => x.connection.state === 'live' && x.data.cooldowns !== undefined);
+    await until(feed, () => f.clients === 1);
+    await new Promise((r) => setTimeout(r, 200)); // the poll the stream's hello asked for is over
+    let updates = 0;
+    feed.subscribe(() => updates++);
+    for (let i = 0; i < 30; i++) {
+      f.emit({ type: 'cooldown', revision: 100 + i, kind: 'merge_wal', target: `t${i}`, cooldown: cooldown(`t${i}`) });
+    }
+    // Every event is in; none is applied until the period ends.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(updates).toBe(0);
+    await clock.advance(49);
+    expect(updates).toBe(0);
+    await clock.advance(1);
+    await until(feed, (x) => x.data.cooldowns?.size === 30, 2000);
+    expect(updates).toBe(1);
+  });
+
+  it('reads the policy with the first full read and again after the stream reconnects', async () => {
+    const f = await fake();
+    const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });
+    const s = await until(feed, (x) => x.connection.state === 'live' && x.data.policy !== undefined);
+    expect(s.data.policy?.threshold).toBe(3);
+    const reads = (): number => f.state.requests.filter((r) => r === 'GET /api/v1/scheduler/policy').length;
+    await until(feed, () => f.clients === 1);
+    const before = reads();
+    f.state.policy = { ...f.state.policy!, guard_percent: 40 };
+    f.overflow();
+    await until(feed, (x) => x.data.policy?.guard_percent === 40);
+    expect(reads()).toBeGreaterThan(before);
+  });
+
+  it('merges a re-read into the live maps: unchanged entries keep their identity, only changes move', async () => {
+    const f = await fake();
+    f.state.cooldowns.set('merge_wal/a', cooldown('a', { until_ms: Date.now() + 600_000 }));
+    f.state.cooldowns.set('merge_wal/b', cooldown('b', { until_ms: Date.now() + 600_000 }));
+    const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });
+    const first = await until(feed, (x) => x.connection.state === 'live' && x.data.cooldowns?.size === 2);
+    const map = first.data.cooldowns!;
+    const a = map.get('merge_wal/a');
+    f.state.cooldowns.set('merge_wal/b', cooldown('b', { until_ms: Date.now() + 600_000, failures: 7 }));
+    feed.refresh();
+    const next = await until(feed, (x) => x.data.cooldowns?.get('merge_wal/b')?.failures === 7);
+    expect(next.data.cooldowns).toBe(map);
+    expect(next.data.cooldowns!.get('merge_wal/a')).toBe(a);
+  });
+});

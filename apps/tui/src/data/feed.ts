@@ -111,7 +111,8 @@ export class FleetFeed implements FleetSource {
       maxBackoffMs: 10_000,
       clock: systemClock,
       random: cryptoRandom,
-      ...options,
+      // An option given as undefined keeps its default.
+      ...(Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as FeedOptions),
     };
     this.#snapshot = { data: this.#data, connection: this.#connection() };
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cooldown } from '../../test/fake-master.js';
+import { cooldown, park } from '../../test/fake-master.js';
 import type { Task } from '../api/types.js';
 import {
   EMPTY_FLEET,
@@ -10,8 +10,11 @@ import {
   coolingByKind,
   countsFrom,
   parseGuardOverflow,
+  mergeInto,
+  mergeRows,
   taskMap,
 } from './fleet.js';
+import { LiveMap } from './live-map.js';
 
 function task(n: number, over: Partial<Task> = {}): Task {
   return {
@@ -47,11 +50,52 @@ describe('applyEvents', () => {
     expect([...next.tasks!.values()].map((t) => t.target)).toEqual(['store-2']);
   });
 
-  it('never mutates its input, and copies only the maps a batch touches', () => {
-    const next = applyEvents(loaded, [{ type: 'task', revision: 5, task: task(2) }]);
-    expect(loaded.tasks.size).toBe(1);
-    expect(next.cooldowns).toBe(loaded.cooldowns);
-    expect(applyEvents(loaded, [])).toBe(loaded);
+  it('changes the live maps in place (no copy per batch) and returns new data only when something applied', () => {
+    const data = { ...EMPTY_FLEET, cooldowns: cooldownMap([cooldown('a')]), tasks: taskMap([task(1)]) };
+    const revision = (data.cooldowns as LiveMap<unknown>).revision;
+    const next = applyEvents(data, [{ type: 'task', revision: 5, task: task(2) }]);
+    expect(next).not.toBe(data);
+    expect(next.tasks).toBe(data.tasks);
+    expect(data.tasks.size).toBe(2);
+    expect(next.cooldowns).toBe(data.cooldowns);
+    expect((next.cooldowns as LiveMap<unknown>).revision).toBe(revision);
+    expect(applyEvents(data, [])).toBe(data);
+  });
+
+  it('copies a plain map into a live one once, leaving the plain one alone', () => {
+    const plain = new Map([['merge_wal/a', cooldown('a')]]);
+    const next = applyEvents({ ...EMPTY_FLEET, cooldowns: plain }, [
+      { type: 'cooldown', revision: 1, kind: 'merge_wal', target: 'b', cooldown: cooldown('b') },
+    ]);
+    expect(next.cooldowns).toBeInstanceOf(LiveMap);
+    expect(plain.size).toBe(1);
+    expect(next.cooldowns?.size).toBe(2);
+  });
+
+  it('notes parks and releases in the activity log, with who parked and why', () => {
+    const parked = cooldown('a', { parked: park('disk gone', { parked_at_ms: 500 }) });
+    const data = { ...EMPTY_FLEET, cooldowns: cooldownMap([cooldown('a')]) };
+    const afterPark = applyEvents(
+      data,
+      [{ type: 'cooldown', revision: 1, kind: 'merge_wal', target: 'a', cooldown: parked }],
+      1000,
+    );
+    expect(afterPark.activity).toEqual([
+      { at: 500, text: 'parked merge_wal a (token@127.0.0.1): disk gone', tone: 'warn' },
+    ]);
+    // A change of the failure record of a parked entry is no new park.
+    const again = applyEvents(
+      afterPark,
+      [{ type: 'cooldown', revision: 2, kind: 'merge_wal', target: 'a', cooldown: { ...parked, failures: 9 } }],
+      1000,
+    );
+    expect(again.activity).toHaveLength(1);
+    const released = applyEvents(
+      again,
+      [{ type: 'cooldown', revision: 3, kind: 'merge_wal', target: 'a', cooldown: null }],
+      2000,
+    );
+    expect(released.activity.at(-1)).toEqual({ at: 2000, text: 'released merge_wal a', tone: 'ok' });
   });
 
   it('ignores events for lists not read yet, so a partial list never passes for the whole', () => {
@@ -110,7 +154,64 @@ describe('counts and the fleet guard', () => {
     });
   });
 
+  it('leaves parked targets out of the cooling count, as the master’s guard does', () => {
+    const data = {
+      ...EMPTY_FLEET,
+      storesTotal: 4,
+      cooldowns: cooldownMap([
+        cooldown('a', { until_ms: 2000 }),
+        cooldown('b', { until_ms: 2000, parked: park('why') }),
+      ]),
+    };
+    expect(coolingByKind(data, 1000).merge_wal.cooling).toBe(1);
+  });
+
   it('keys cooldowns by kind and target', () => {
     expect(cooldownKey('compact', 'x.y')).toBe('compact/x.y');
+  });
+});
+
+describe('merging a re-read', () => {
+  it('changes only the entries that differ, deletes the missing ones, and keeps the map', () => {
+    const live = cooldownMap([cooldown('a'), cooldown('b'), cooldown('c')]);
+    const a = live.get('merge_wal/a');
+    const before = live.revision;
+    const merged = mergeInto(live, [
+      ['merge_wal/a', cooldown('a')],
+      ['merge_wal/b', cooldown('b', { failures: 9 })],
+      ['merge_wal/d', cooldown('d')],
+    ]);
+    expect(merged).toBe(live);
+    expect(merged.get('merge_wal/a')).toBe(a);
+    expect([...merged.keys()].sort()).toEqual(['merge_wal/a', 'merge_wal/b', 'merge_wal/d']);
+    expect([...new Set(merged.changedSince(before))].sort()).toEqual(['merge_wal/b', 'merge_wal/c', 'merge_wal/d']);
+  });
+
+  it('keeps a re-read list whole when nothing changed, else reuses its unchanged rows', () => {
+    const rows = [
+      { name: 'a', n: 1 },
+      { name: 'b', n: 2 },
+    ];
+    expect(
+      mergeRows(
+        rows,
+        [
+          { name: 'a', n: 1 },
+          { name: 'b', n: 2 },
+        ],
+        (r) => r.name,
+      ),
+    ).toBe(rows);
+    const next = mergeRows(
+      rows,
+      [
+        { name: 'a', n: 1 },
+        { name: 'b', n: 3 },
+      ],
+      (r) => r.name,
+    );
+    expect(next).not.toBe(rows);
+    expect(next[0]).toBe(rows[0]);
+    expect(next[1]).toEqual({ name: 'b', n: 3 });
   });
 });

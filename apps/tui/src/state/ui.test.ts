@@ -9,6 +9,7 @@ import {
   initialUi,
   selectedIndex,
   splitInput,
+  submitReason,
 } from './ui.js';
 
 const KEYS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
@@ -263,6 +264,57 @@ describe('actions and the confirm dialog', () => {
   it('the next key clears a notice', () => {
     const s = press(initialUi({ view: 'cooldowns', readonly: true }), ['c', 'j']).state;
     expect(s.notice).toBeUndefined();
+  });
+});
+
+describe('park and release', () => {
+  it('p opens the reason prompt; Enter with a reason goes on to the confirm dialog; y parks', () => {
+    const opened = press(cooldowns(), ['p']).state;
+    expect(opened.overlay).toBe('reason');
+    expect(opened.confirm).toEqual({ action: 'park', items: [{ kind: 'merge_wal', target: 'a' }] });
+    // Keys while typing belong to the text field: q does not quit, j does not move.
+    const typing = press(opened, ['q', 'j']);
+    expect(typing.effects).toEqual([]);
+    expect(typing.state.overlay).toBe('reason');
+    const confirmed = press(
+      opened,
+      [{ input: '', return: true }],
+      ctx(KEYS, { reason: '  fragment\u0007 lost  ' }),
+    ).state;
+    expect(confirmed.overlay).toBe('confirm');
+    expect(confirmed.confirm?.reason).toBe('fragment  lost');
+    expect(describeAction(confirmed.confirm!)).toBe('park merge_wal a');
+    const done = press(confirmed, ['y']);
+    expect(done.effects).toEqual([
+      {
+        type: 'execute',
+        action: { action: 'park', items: [{ kind: 'merge_wal', target: 'a' }], reason: 'fragment  lost' },
+      },
+    ]);
+  });
+
+  it('refuses an empty reason (the prompt stays) and bounds a long one to 512 characters', () => {
+    const opened = press(cooldowns(), ['p']).state;
+    const empty = submitReason(opened, '   ');
+    expect(empty.overlay).toBe('reason');
+    expect(empty.notice?.text).toBe('a park needs a reason (Esc cancels)');
+    expect(submitReason(opened, 'x'.repeat(600)).confirm?.reason).toHaveLength(512);
+  });
+
+  it('Esc in the prompt cancels the park', () => {
+    const s = press(cooldowns(), ['p', { input: '', escape: true }]).state;
+    expect(s.overlay).toBe('none');
+    expect(s.confirm).toBeUndefined();
+    expect(s.notice?.text).toBe('cancelled');
+  });
+
+  it('u asks to release, and says so when nothing selected is parked', () => {
+    const s = press(cooldowns(), ['u']).state;
+    expect(s.overlay).toBe('confirm');
+    expect(s.confirm?.action).toBe('release');
+    const none = press(cooldowns(), ['u'], ctx(KEYS, { resolve: () => [] })).state;
+    expect(none.overlay).toBe('none');
+    expect(none.notice?.text).toBe('not parked: nothing to release');
   });
 });
 

@@ -76,6 +76,8 @@ export interface KeyContext {
   readonly resolve: (view: ListViewId, keys: readonly string[], action: ActionKind) => ActionItem[];
   /** Every key that still exists in the view (filter aside), to drop marks of vanished rows. */
   readonly exists: (view: ListViewId, key: string) => boolean;
+  /** What the reason prompt's text field holds (Enter there submits it). */
+  readonly reason?: string;
 }
 
 /** Side effects the App performs after a key. */
@@ -184,9 +186,12 @@ export function handleKey(state: UiState, key: KeyPress, ctx: KeyContext): KeyRe
   const s = state.notice && !state.editingFilter ? { ...state, notice: undefined } : state;
 
   if (s.overlay === 'confirm') return confirmKey(s, key);
-  // The reason prompt's text field takes every other key.
+  // The reason prompt's text field takes every key but these two. Enter is handled here, not by
+  // the field: key handlers run in no fixed order, and the field's own submit could open the
+  // confirm dialog before this handler saw the same Enter (and confirmed it).
   if (s.overlay === 'reason') {
     if (key.escape) return ok({ ...closeOverlay(s), confirm: undefined, notice: { text: 'cancelled', tone: 'info' } });
+    if (key.return) return ok(submitReason(s, ctx.reason ?? ''));
     return ok(s);
   }
   if (s.editingFilter) return filterKey(s, key, ctx);
