@@ -139,7 +139,10 @@ export class TaskStore {
     );
   }
 
-  /** Opens a session, registers, recovers orphaned tasks and prunes history. */
+  /**
+   * Opens a session, registers, recovers orphaned tasks and prunes history when it may hold
+   * something to prune (counts first: a history within its limits is not read).
+   */
   static async open(options: TaskStoreOptions): Promise<TaskStore> {
     const clock = options.clock ?? systemClock;
     const keys = keysFor(options.prefix);
@@ -155,7 +158,7 @@ export class TaskStore {
     const store = new TaskStore(options, keys, session, clock);
     try {
       await store.recoverOrphaned();
-      await store.pruneHistory();
+      await store.#history.maybePrune();
     } catch (err) {
       await session.close();
       throw err;

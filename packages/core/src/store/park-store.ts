@@ -17,7 +17,7 @@ import { scan } from './scan.js';
 /** Longest `reason` and `by` kept on a park, in code points. */
 const PARK_TEXT_MAX = 512;
 
-/** What an operator says when parking a (kind, target): see {@link ParkStore.park}. */
+/** What an operator says when parking a (kind, target): see {@link TaskStore.park}. */
 export interface ParkOptions {
   /** Why: 1–512 characters once control characters are stripped. */
   readonly reason: string;

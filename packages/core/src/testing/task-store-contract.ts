@@ -6,6 +6,7 @@ import { type TaskKind, isParked } from '../model.js';
 import { seededRandom } from '../random.js';
 import { rendezvousOwner } from '../store/rendezvous.js';
 import { type Claim, TaskStore, type TaskStoreOptions } from '../task-store.js';
+import type { Kv, RangeOptions } from '../kv/port.js';
 import { type KvHarness, interceptKv, withClockRunning } from './harness.js';
 
 /** Overrides a contract test may pass when opening a store. */
@@ -474,6 +475,39 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         const left = (await s.listTasks({ limit: 100 })).tasks.map((t) => t.id).sort();
         expect(left).toEqual([active.task.id, ...fresh].sort());
         expect(old.every((id) => !left.includes(id))).toBe(true);
+      });
+
+      it('opens without reading a history that has nothing to prune, and prunes one that has', async () => {
+        const options = { historyLimit: 5, historyTtlSecs: 3600, pruneEvery: 1000 };
+        const s = await open(options);
+        await finishN(s, 3, 'h');
+        /** A client that counts the reads of task records (not keys, not counts). */
+        const reading = async (): Promise<{ kv: Kv; reads: () => number }> => {
+          const kv = await h.connect();
+          let reads = 0;
+          const spy = new Proxy(kv, {
+            get(target, prop, receiver) {
+              const value: unknown = Reflect.get(target, prop, receiver);
+              if (prop === 'range') {
+                return (prefix: string, o?: RangeOptions) => {
+                  if (prefix === s.keys.tasksPrefix && !o?.keysOnly && !o?.countOnly) reads++;
+                  return target.range(prefix, o);
+                };
+              }
+              return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+            },
+          });
+          return { kv: spy, reads: () => reads };
+        };
+        const quiet = await reading();
+        await open({ ...options, kv: quiet.kv });
+        expect(quiet.reads()).toBe(0);
+        // Past the TTL of the oldest task, opening reads the history and prunes it.
+        await h.clock.advance(3600_000);
+        const due = await reading();
+        const later = await open({ ...options, kv: due.kv });
+        expect(due.reads()).toBeGreaterThan(0);
+        expect((await later.listTasks()).total).toBe(0);
       });
 
       it('prunes by itself every pruneEvery finishes', async () => {
