@@ -4,14 +4,26 @@ import {
   type TaskKind,
   type TaskRecord,
   type TaskState,
+  type ParkRecord,
   createIdGenerator,
   encodeCooldown,
+  encodePark,
   encodeTask,
   keysFor,
   seededRandom,
 } from '@maintd/core';
 import { describe, expect, it } from 'vitest';
-import { type Change, type KindSummary, applyChange, createAggregate, queueHeapSize, summarize } from './aggregate.js';
+import {
+  type Change,
+  type ClusterAggregate,
+  type KindSummary,
+  applyChange,
+  createAggregate,
+  packAggregate,
+  queueHeapSize,
+  summarize,
+  unpackAggregate,
+} from './aggregate.js';
 
 const keys = keysFor('/maintd');
 
@@ -57,6 +69,19 @@ function world(seed = 1) {
     put(keys.cooldown(kind, target), encodeCooldown(c));
     return c;
   };
+  const park = (kind: TaskKind, target: string, over: Partial<ParkRecord> = {}): ParkRecord => {
+    const p: ParkRecord = {
+      kind,
+      target,
+      reason: 'disk being replaced',
+      by: 'token@10.0.0.7',
+      parked_at_ms: clock.now(),
+      until_ms: null,
+      ...over,
+    };
+    put(keys.parked(kind, target), encodePark(p));
+    return p;
+  };
   const stats = (name: string, pending: number): void =>
     put(
       keys.stats(name),
@@ -70,7 +95,19 @@ function world(seed = 1) {
       }),
     );
   const kind = (k: TaskKind): KindSummary => summarize(agg, clock.now()).kinds.find((s) => s.kind === k)!;
-  return { clock, agg, put, del, task, move, cooldown, stats, kind, summary: () => summarize(agg, clock.now()) };
+  return {
+    clock,
+    agg,
+    put,
+    del,
+    task,
+    move,
+    cooldown,
+    park,
+    stats,
+    kind,
+    summary: () => summarize(agg, clock.now()),
+  };
 }
 
 describe('cluster aggregate', () => {
@@ -288,6 +325,109 @@ describe('cluster aggregate', () => {
     for (const c of log.slice(Math.floor(log.length / 3))) applyChange(synced, c);
     expect(summarize(synced, clock.now())).toEqual(summarize(live, clock.now()));
     expect(synced.revision).toBe(log.length);
+  });
+
+  it('counts parks apart from cooldowns: a parked target is cooling only while its window is open, and never in the cooling age', async () => {
+    const w = world();
+    w.cooldown('merge_wal', 'broken-1', { until_ms: w.clock.now() + 60_000 });
+    await w.clock.advance(600_000);
+    w.cooldown('merge_wal', 'broken-2', { until_ms: w.clock.now() + 600_000 });
+    w.park('merge_wal', 'healthy-but-fragile'); // parked, no failure record
+    expect(w.kind('merge_wal')).toMatchObject({ parked: 1, cooldownsActive: 1, cooldownOldestAgeSeconds: 0 });
+    // broken-1's window lapsed long ago: parking it changes no cooling number.
+    w.park('merge_wal', 'broken-1');
+    expect(w.kind('merge_wal')).toMatchObject({ parked: 2, cooldownsActive: 1 });
+    // broken-2 is cooling: parked, it still counts as cooling but no longer ages the alert's gauge.
+    await w.clock.advance(60_000);
+    expect(w.kind('merge_wal').cooldownOldestAgeSeconds).toBe(60);
+    w.park('merge_wal', 'broken-2');
+    expect(w.kind('merge_wal')).toMatchObject({ parked: 3, cooldownsActive: 1, cooldownOldestAgeSeconds: 0 });
+    w.del(keys.parked('merge_wal', 'broken-2'));
+    expect(w.kind('merge_wal')).toMatchObject({ parked: 2, cooldownsActive: 1, cooldownOldestAgeSeconds: 60 });
+    expect(w.kind('compact').parked).toBe(0);
+  });
+
+  it('stops counting a park at its end without any etcd change, and an open-ended one only once it is released', async () => {
+    const w = world();
+    w.park('compact', 'a', { until_ms: w.clock.now() + 60_000 });
+    w.park('compact', 'b');
+    expect(w.kind('compact').parked).toBe(2);
+    await w.clock.advance(59_999);
+    expect(w.kind('compact').parked).toBe(2);
+    await w.clock.advance(1);
+    expect(w.kind('compact').parked).toBe(1); // as isParked: lapsed at until_ms exactly
+    await w.clock.advance(365 * 24 * 3600_000);
+    expect(w.kind('compact').parked).toBe(1);
+    w.park('compact', 'a'); // parked again, open-ended
+    w.del(keys.parked('compact', 'b'));
+    expect(w.kind('compact').parked).toBe(1);
+    expect(w.agg.parks.flatMap((m) => [...m.keys()])).toEqual([keys.cooldown('compact', 'a')]);
+  });
+
+  it('leaves out a park it cannot read, or of a kind it does not know, as an invalid record', () => {
+    const w = world();
+    w.put(keys.parked('merge_wal', 'x'), '{"until_ms":"tomorrow"}');
+    w.put(
+      `${keys.parkedPrefix()}defrag/abcd`,
+      encodePark({ kind: 'merge_wal', target: 'y', reason: 'r', by: 'b', parked_at_ms: 0, until_ms: null }),
+    );
+    expect(w.summary()).toMatchObject({ invalidRecords: 2 });
+    expect(w.summary().kinds.map((k) => k.parked)).toEqual([0, 0, 0]);
+    w.park('merge_wal', 'x');
+    expect(w.summary()).toMatchObject({ invalidRecords: 1 });
+    expect(w.kind('merge_wal').parked).toBe(1);
+  });
+
+  it('arrives from a sync process with the same numbers, and takes later changes as the original does', async () => {
+    const w = world();
+    const oldest = w.task('merge_wal');
+    await w.clock.advance(20_000);
+    const queued = w.task('compact');
+    w.move(w.task('merge_wal'), 'running');
+    w.move(w.task('compact'), 'done');
+    w.put(`${keys.tasksPrefix}legacy-1`, encodeTask({ ...oldest, id: 'legacy-1', state: 'failed' }));
+    w.put(keys.task('0190F0E2-0000-7000-8000-000000000000'), encodeTask({ ...oldest, state: 'done' }));
+    w.cooldown('merge_wal', 'broken-1', { failures: 5 });
+    w.cooldown('compact', 'counting', { failures: 1, until_ms: null });
+    w.park('merge_wal', 'broken-1', { until_ms: w.clock.now() + 60_000 });
+    w.park('index_id', 'store-9');
+    w.stats('s1', 7);
+    w.stats('s2', 3);
+    w.put(keys.master('m1'), '{}');
+    w.put(keys.task('0190f0e2-0000-7000-8000-00000000000f'), '{not json');
+    // The child posts it through a structured-clone channel, as this does.
+    const moved = unpackAggregate(structuredClone(packAggregate(w.agg)));
+    const same = (a: ClusterAggregate, b: ClusterAggregate): void => {
+      expect(summarize(a, w.clock.now())).toEqual(summarize(b, w.clock.now()));
+      expect(a.revision).toBe(b.revision);
+    };
+    same(moved, w.agg);
+    expect(summarize(moved, w.clock.now()).invalidRecords).toBe(1);
+    for (const c of [
+      { type: 'put', key: keys.task(oldest.id), value: encodeTask({ ...oldest, state: 'running' }), modRevision: 9 },
+      { type: 'put', key: keys.task(queued.id), value: encodeTask({ ...queued, state: 'done' }), modRevision: 10 },
+      { type: 'delete', key: `${keys.tasksPrefix}legacy-1`, value: '', modRevision: 11 },
+      { type: 'delete', key: keys.cooldown('merge_wal', 'broken-1'), value: '', modRevision: 12 },
+      { type: 'delete', key: keys.parked('index_id', 'store-9'), value: '', modRevision: 12 },
+      {
+        type: 'put',
+        key: keys.stats('s1'),
+        value: JSON.stringify({
+          name: 's1',
+          pending_wal_generations: 1,
+          fragment_count: 1,
+          row_count: 1,
+          owners: [],
+          scanned_at: 0,
+        }),
+        modRevision: 13,
+      },
+    ] satisfies Change[]) {
+      applyChange(moved, c);
+      applyChange(w.agg, c);
+      same(moved, w.agg);
+    }
+    expect(summarize(moved, w.clock.now()).kinds.find((k) => k.kind === 'compact')!.queueOldestAgeSeconds).toBe(0);
   });
 
   it('keeps the queue heap within a bound when tasks leave it out of order between scrapes', () => {

@@ -7,12 +7,13 @@
  * a replay of changes already reflected, see `watcher.ts`). {@link summarize} turns it into the
  * numbers a scrape exports, at a given time, without touching etcd.
  *
- * Memory is the constraint (100k tasks and 10k cooldowns within an exporter of 150 MB): a task
+ * Memory is the constraint (100k tasks and 10k cooldowns within an exporter of 120 MB): a task
  * is one number in a Map keyed by the 16 bytes of its id, never a parsed record; 100k tasks take
  * about 7 MB of heap.
  */
 import {
   type Keys,
+  ParkRecordSchema,
   StoreStatsSchema,
   TASK_KINDS,
   TaskCooldownSchema,
@@ -41,6 +42,7 @@ if (SLOTS > 4096) throw new Error('too many kinds × states to pack a task into 
 const TaskFields = TaskRecordSchema.pick({ kind: true, state: true, enqueued_at: true });
 const CooldownFields = TaskCooldownSchema.pick({ failures: true, until_ms: true, first_failure_ms: true });
 const StatsFields = StoreStatsSchema.pick({ pending_wal_generations: true });
+const ParkFields = ParkRecordSchema.pick({ until_ms: true });
 
 /** One cooldown record, as far as the metrics need it. */
 interface CooldownEntry {
@@ -78,6 +80,12 @@ export interface ClusterAggregate {
   readonly cooldowns: Map<string, CooldownEntry>[];
   /** Per kind: consecutive-failure count → records with that count (for an exact max under deletes). */
   readonly failureCounts: Map<number, number>[];
+  /**
+   * Per kind: an operator's park → its `until_ms` (null: until released), keyed by the cooldown
+   * key of the same kind and target, so a scrape tells a parked cooling target without building
+   * a key. Lapsed parks stay until released, as their records do.
+   */
+  readonly parks: Map<string, number | null>[];
   /** Stats key → pending WAL generations. */
   readonly stats: Map<string, number>;
   pendingWalGenerations: number;
@@ -111,6 +119,7 @@ export function createAggregate(prefix?: string): ClusterAggregate {
     queues: TASK_KINDS.map(() => ({ at: [], keys: [], queued: 0 })),
     cooldowns: TASK_KINDS.map(() => new Map<string, CooldownEntry>()),
     failureCounts: TASK_KINDS.map(() => new Map<number, number>()),
+    parks: TASK_KINDS.map(() => new Map<string, number | null>()),
     stats: new Map(),
     pendingWalGenerations: 0,
     masters: new Set(),
@@ -121,11 +130,11 @@ export function createAggregate(prefix?: string): ClusterAggregate {
 
 /** The key prefixes an aggregate reads: a sync range-reads each of them. */
 export function aggregatePrefixes(keys: Keys): readonly string[] {
-  return [keys.tasksPrefix, keys.cooldownPrefix(), keys.statsPrefix, keys.mastersPrefix];
+  return [keys.tasksPrefix, keys.cooldownPrefix(), keys.parkedPrefix(), keys.statsPrefix, keys.mastersPrefix];
 }
 
 /**
- * Applies one change. Keys outside the four sections the metrics need (queue, claims, locks,
+ * Applies one change. Keys outside the five sections the metrics need (queue, claims, locks,
  * dedupe, sweeps, …) are ignored, so the whole prefix can be watched with one watch.
  */
 export function applyChange(agg: ClusterAggregate, change: Change): void {
@@ -136,6 +145,7 @@ export function applyChange(agg: ClusterAggregate, change: Change): void {
   if (value === undefined) agg.invalid.delete(key);
   if (key.startsWith(k.tasksPrefix)) applyTask(agg, key, value);
   else if (key.startsWith(k.cooldownPrefix())) applyCooldown(agg, key, value);
+  else if (key.startsWith(k.parkedPrefix())) applyPark(agg, key, value);
   else if (key.startsWith(k.statsPrefix)) applyStats(agg, key, value);
   else if (key.startsWith(k.mastersPrefix)) {
     // A registration's value is not needed: the key exists exactly while the master's session does.
@@ -172,16 +182,68 @@ function applyTask(agg: ClusterAggregate, key: string, value: string | undefined
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Length of a task id in its key: a UUID in 8-4-4-4-12 lowercase hex. */
+const UUID_LENGTH = 36;
+/** Bytes of a UUID, and characters of the map key made from them. */
+const ID_BYTES = 16;
+/** Marks a map key made from a whole task key (one not ending in a UUID): no latin1 string has it. */
+const WHOLE_KEY = '\u0100';
 
 /**
  * The map key of a task: its UUID's 16 bytes as a latin1 string when the key ends in one (a
  * third of the key's text, and bytes sort like the hex they came from), else the whole key,
- * marked with a character no latin1 string has so the two forms never collide.
+ * marked with a character no latin1 string has so the two forms never collide. Parsed by hand:
+ * a sync runs this 100k times, and the result string is its only allocation.
  */
 function taskId(key: string, prefixLength: number): string {
-  const id = key.slice(prefixLength);
-  return UUID.test(id) ? Buffer.from(id.replaceAll('-', ''), 'hex').toString('latin1') : `\u0100${key}`;
+  if (key.length - prefixLength !== UUID_LENGTH) return `${WHOLE_KEY}${key}`;
+  const b = ID_BYTE_SCRATCH;
+  let at = prefixLength;
+  for (let i = 0; i < ID_BYTES; i++) {
+    // Dashes sit after bytes 4, 6, 8 and 10.
+    if (i === 4 || i === 6 || i === 8 || i === 10) {
+      if (key.charCodeAt(at) !== 45) return `${WHOLE_KEY}${key}`;
+      at++;
+    }
+    const hi = hexDigit(key.charCodeAt(at));
+    const lo = hexDigit(key.charCodeAt(at + 1));
+    if (hi < 0 || lo < 0) return `${WHOLE_KEY}${key}`;
+    b[i] = hi * 16 + lo;
+    at += 2;
+  }
+  return latin1(b, 0);
+}
+
+/** Reused by {@link taskId}: the aggregate is only touched from one thread. */
+const ID_BYTE_SCRATCH = new Uint8Array(ID_BYTES);
+
+/** The value of a lowercase hex digit's char code, or -1. */
+function hexDigit(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
+
+/** The 16 bytes at `offset` as a 16-character latin1 string, without an intermediate array. */
+function latin1(b: Uint8Array, o: number): string {
+  return String.fromCharCode(
+    b[o]!,
+    b[o + 1]!,
+    b[o + 2]!,
+    b[o + 3]!,
+    b[o + 4]!,
+    b[o + 5]!,
+    b[o + 6]!,
+    b[o + 7]!,
+    b[o + 8]!,
+    b[o + 9]!,
+    b[o + 10]!,
+    b[o + 11]!,
+    b[o + 12]!,
+    b[o + 13]!,
+    b[o + 14]!,
+    b[o + 15]!,
+  );
 }
 
 function applyCooldown(agg: ClusterAggregate, key: string, value: string | undefined): void {
@@ -208,6 +270,21 @@ function applyCooldown(agg: ClusterAggregate, key: string, value: string | undef
   }
   records.set(key, { failures: fields.failures, untilMs: fields.until_ms, firstFailureMs: fields.first_failure_ms });
   counts.set(fields.failures, (counts.get(fields.failures) ?? 0) + 1);
+}
+
+function applyPark(agg: ClusterAggregate, key: string, value: string | undefined): void {
+  const rest = key.slice(agg.keys.parkedPrefix().length);
+  const slash = rest.indexOf('/');
+  const kind = slash > 0 ? KIND_INDEX.get(rest.slice(0, slash)) : undefined;
+  if (kind === undefined) {
+    if (value !== undefined) agg.invalid.add(key);
+    return;
+  }
+  const parks = agg.parks[kind]!;
+  const cooldownKey = `${agg.keys.cooldownPrefix()}${rest}`;
+  const fields = value === undefined ? undefined : decode(agg, key, ParkFields, value);
+  if (fields) parks.set(cooldownKey, fields.until_ms);
+  else parks.delete(cooldownKey);
 }
 
 function applyStats(agg: ClusterAggregate, key: string, value: string | undefined): void {
@@ -334,6 +411,108 @@ function oldestQueuedAt(agg: ClusterAggregate, kind: number): number | undefined
   return undefined;
 }
 
+// ---- moving an aggregate between threads -------------------------------------------------------
+
+/**
+ * An aggregate as a message between threads (a sync reads in a worker, see `sync-worker.ts`):
+ * the tasks as two typed arrays whose buffers move without a copy, the smaller sections as plain
+ * arrays. Counts, maxima and queue heaps are not sent: {@link unpackAggregate} rebuilds them.
+ */
+export interface PackedAggregate {
+  /** The aggregate's key prefix (`keys.prefix`). */
+  readonly prefix: string;
+  readonly revision: number;
+  /** 16 bytes per task keyed by its UUID, in the order of {@link PackedAggregate.taskValues}. */
+  readonly taskIds: Uint8Array;
+  /** Each task's packed kind, state and (while queued) enqueued_at, as the aggregate holds it. */
+  readonly taskValues: Float64Array;
+  /** Tasks whose key does not end in a UUID: map key and packed value. */
+  readonly otherTasks: readonly (readonly [string, number])[];
+  /** Per kind (TASK_KINDS order): cooldown key and entry. */
+  readonly cooldowns: readonly (readonly (readonly [string, CooldownEntry])[])[];
+  /** Per kind (TASK_KINDS order): park, keyed as the aggregate keys it, and its `until_ms`. */
+  readonly parks: readonly (readonly (readonly [string, number | null])[])[];
+  /** Stats key and pending WAL generations. */
+  readonly stats: readonly (readonly [string, number])[];
+  readonly masters: readonly string[];
+  readonly invalid: readonly string[];
+}
+
+/** `agg` as a {@link PackedAggregate}; `agg` itself is left as it was. */
+export function packAggregate(agg: ClusterAggregate): PackedAggregate {
+  let uuids = 0;
+  for (const id of agg.tasks.keys()) if (!id.startsWith(WHOLE_KEY)) uuids++;
+  const taskIds = new Uint8Array(uuids * ID_BYTES);
+  const taskValues = new Float64Array(uuids);
+  const otherTasks: [string, number][] = [];
+  let i = 0;
+  for (const [id, packed] of agg.tasks) {
+    if (id.startsWith(WHOLE_KEY)) {
+      otherTasks.push([id, packed]);
+      continue;
+    }
+    for (let j = 0; j < ID_BYTES; j++) taskIds[i * ID_BYTES + j] = id.charCodeAt(j);
+    taskValues[i++] = packed;
+  }
+  return {
+    prefix: agg.keys.prefix,
+    revision: agg.revision,
+    taskIds,
+    taskValues,
+    otherTasks,
+    cooldowns: agg.cooldowns.map((records) => [...records]),
+    parks: agg.parks.map((parks) => [...parks]),
+    stats: [...agg.stats],
+    masters: [...agg.masters],
+    invalid: [...agg.invalid],
+  };
+}
+
+/** The buffers of a {@link PackedAggregate} that can move to another thread instead of being copied. */
+export function packedTransferList(packed: PackedAggregate): ArrayBuffer[] {
+  return [packed.taskIds.buffer as ArrayBuffer, packed.taskValues.buffer as ArrayBuffer];
+}
+
+/** The aggregate `packed` describes, with its counts, maxima and queue heaps rebuilt. */
+export function unpackAggregate(packed: PackedAggregate): ClusterAggregate {
+  const agg = createAggregate(packed.prefix);
+  agg.revision = packed.revision;
+  for (let i = 0; i < packed.taskValues.length; i++) {
+    addTask(agg, latin1(packed.taskIds, i * ID_BYTES), packed.taskValues[i]!);
+  }
+  for (const [id, value] of packed.otherTasks) addTask(agg, id, value);
+  packed.cooldowns.forEach((records, kind) => {
+    const counts = agg.failureCounts[kind];
+    if (!counts) return;
+    for (const [key, entry] of records) {
+      agg.cooldowns[kind]!.set(key, entry);
+      counts.set(entry.failures, (counts.get(entry.failures) ?? 0) + 1);
+    }
+  });
+  packed.parks.forEach((parks, kind) => {
+    for (const [key, until] of parks) agg.parks[kind]?.set(key, until);
+  });
+  for (const [key, pending] of packed.stats) {
+    agg.stats.set(key, pending);
+    agg.pendingWalGenerations += pending;
+  }
+  for (const key of packed.masters) agg.masters.add(key);
+  for (const key of packed.invalid) agg.invalid.add(key);
+  return agg;
+}
+
+/** Adds a task the aggregate does not hold yet, by its map key and packed value. */
+function addTask(agg: ClusterAggregate, id: string, packed: number): void {
+  const slot = packed % SLOTS;
+  agg.tasks.set(id, packed);
+  agg.taskCounts[slot]!++;
+  if (slot % STATES === QUEUED) {
+    const q = agg.queues[slotKind(packed)]!;
+    q.queued++;
+    heapPush(agg, q, (packed - slot) / SLOTS, id);
+  }
+}
+
 // ---- summary -----------------------------------------------------------------------------------
 
 /** What the exporter reports for one kind. */
@@ -343,15 +522,18 @@ export interface KindSummary {
   readonly tasks: Readonly<Record<TaskState, number>>;
   /** Seconds since the oldest queued task was enqueued; 0 when none is queued. */
   readonly queueOldestAgeSeconds: number;
-  /** Targets whose cooldown window is open at the summary's time. */
+  /** Targets whose cooldown window is open at the summary's time, parked or not. */
   readonly cooldownsActive: number;
   /** Highest consecutive-failure count of any cooldown record (below-threshold ones too); 0 if none. */
   readonly cooldownFailuresMax: number;
   /**
    * Seconds since the first of the consecutive failures of the longest-failing target whose
-   * window is open; 0 when none is cooling. "A store has been given up on for this long."
+   * window is open and which is not parked; 0 when there is none. "A store has been given up on
+   * for this long": a parked one was set aside by an operator, which is no cause for an alert.
    */
   readonly cooldownOldestAgeSeconds: number;
+  /** Targets with a park in force at the summary's time (open-ended, or before its `until_ms`). */
+  readonly parked: number;
 }
 
 /** Everything a scrape exports about the cluster, at one instant. */
@@ -369,8 +551,8 @@ export interface ClusterSummary {
 
 /**
  * The exported numbers at `nowMs`. Windows are compared with `nowMs` here, not when their record
- * was written, because a window lapses without any etcd change. Costs O(kinds · log queued)
- * plus one pass over the cooldown records.
+ * was written, because a window (or a park) lapses without any etcd change. Costs
+ * O(kinds · log queued) plus one pass over the cooldown records and one over the parks.
  */
 export function summarize(agg: ClusterAggregate, nowMs: number): ClusterSummary {
   const kinds = TASK_KINDS.map((kind, k): KindSummary => {
@@ -379,12 +561,18 @@ export function summarize(agg: ClusterAggregate, nowMs: number): ClusterSummary 
       number
     >;
     const oldest = oldestQueuedAt(agg, k);
+    const parks = agg.parks[k]!;
+    let parked = 0;
+    for (const until of parks.values()) if (parkInForce(until, nowMs)) parked++;
     let active = 0;
     let firstFailure = Infinity;
-    for (const c of agg.cooldowns[k]!.values()) {
+    for (const [key, c] of agg.cooldowns[k]!) {
       if (c.untilMs === null || c.untilMs <= nowMs) continue;
       active++;
-      if (c.firstFailureMs < firstFailure) firstFailure = c.firstFailureMs;
+      if (c.firstFailureMs >= firstFailure) continue;
+      const park = parked > 0 ? parks.get(key) : undefined;
+      if (park !== undefined && parkInForce(park, nowMs)) continue;
+      firstFailure = c.firstFailureMs;
     }
     let failuresMax = 0;
     for (const f of agg.failureCounts[k]!.keys()) if (f > failuresMax) failuresMax = f;
@@ -394,7 +582,8 @@ export function summarize(agg: ClusterAggregate, nowMs: number): ClusterSummary 
       queueOldestAgeSeconds: oldest === undefined ? 0 : ageSeconds(nowMs, oldest),
       cooldownsActive: active,
       cooldownFailuresMax: failuresMax,
-      cooldownOldestAgeSeconds: active === 0 ? 0 : ageSeconds(nowMs, firstFailure),
+      cooldownOldestAgeSeconds: firstFailure === Infinity ? 0 : ageSeconds(nowMs, firstFailure),
+      parked,
     };
   });
   return {
@@ -404,6 +593,11 @@ export function summarize(agg: ClusterAggregate, nowMs: number): ClusterSummary 
     pendingWalGenerations: agg.pendingWalGenerations,
     invalidRecords: agg.invalid.size,
   };
+}
+
+/** As core's `isParked`: open-ended, or `nowMs` before the park's end. */
+function parkInForce(untilMs: number | null, nowMs: number): boolean {
+  return untilMs === null || nowMs < untilMs;
 }
 
 /** Whole-millisecond age in seconds; a timestamp from a master whose clock runs ahead reads as 0. */

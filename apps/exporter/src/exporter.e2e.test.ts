@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { EtcdKv, TaskStore } from '@maintd/core';
 import { freePort } from '@maintd/core/testing';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -9,6 +10,12 @@ import { settings } from './env.js';
 const endpoints = inject('etcdEndpoints');
 
 afterAll(stopAll);
+
+/** Pids of the live children of `pid` (Linux). */
+async function childrenOf(pid: number): Promise<string[]> {
+  const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8');
+  return text.split(' ').filter(Boolean);
+}
 
 async function startExporter(env: Record<string, string>) {
   const port = await freePort();
@@ -47,6 +54,8 @@ describe('the maintd-exporter binary', () => {
       await store.enqueue('merge_wal', 'store-1');
       const { child, url } = await startExporter({ ETCD_ENDPOINTS: endpoints.join(','), ETCD_PREFIX: prefix });
       await eventually(async () => expect((await fetch(`${url}/readyz`)).status).toBe(200));
+      // The sync's child process has answered and gone, its memory with it.
+      await eventually(async () => expect(await childrenOf(child.proc.pid!)).toEqual([]));
       await store.enqueue('compact', 'store-2');
       await eventually(async () => {
         const text = await (await fetch(`${url}/metrics`)).text();

@@ -11,8 +11,10 @@ export {
 } from './aggregate.js';
 export { type AppDeps, createApp } from './app.js';
 export type { ExporterConfig, LogLevel } from './config.js';
+export { DEFAULT_PAGE_SIZE, type LoadOptions, loadAggregate } from './load.js';
 export { type ExporterMetrics, type MetricsSource, createExporterMetrics } from './metrics.js';
 export {
+  type AggregateLoader,
   ClusterWatcher,
   type ClusterWatcherOptions,
   SYNC_REASONS,

@@ -67,7 +67,13 @@ export function createExporterMetrics(
   });
   const cooling = new Gauge({
     name: 'master_cluster_cooldowns_active',
-    help: 'Targets in an open cooldown window (skipped by the sweeps), by kind.',
+    help: 'Targets in an open cooldown window (skipped by the sweeps), by kind. A parked target counts here only while its window is open; parks are master_cluster_parked.',
+    labelNames: ['kind'],
+    registers: clusterRegisters,
+  });
+  const parked = new Gauge({
+    name: 'master_cluster_parked',
+    help: 'Targets an operator parked (skipped by the sweeps until released, or until the park ends), by kind; a park past its end is not counted. A decision, not a failure: independent of cooldown windows, and no alert fires on it.',
     labelNames: ['kind'],
     registers: clusterRegisters,
   });
@@ -79,7 +85,7 @@ export function createExporterMetrics(
   });
   const coolingAge = new Gauge({
     name: 'master_cluster_cooldown_oldest_age_seconds',
-    help: 'Seconds since the first consecutive failure of the longest-failing target now in a cooldown window, by kind; 0 when none is cooling.',
+    help: 'Seconds since the first consecutive failure of the longest-failing target now in a cooldown window and not parked, by kind; 0 when there is none.',
     labelNames: ['kind'],
     registers: clusterRegisters,
   });
@@ -140,6 +146,7 @@ export function createExporterMetrics(
       cooling.set({ kind: k.kind }, k.cooldownsActive);
       failuresMax.set({ kind: k.kind }, k.cooldownFailuresMax);
       coolingAge.set({ kind: k.kind }, k.cooldownOldestAgeSeconds);
+      parked.set({ kind: k.kind }, k.parked);
     }
     masters.set(s.masters);
     stores.set(s.stores);

@@ -90,7 +90,7 @@ function newWatcher(kv: Kv, prefix: string, clock: Clock, extra: { checkInterval
 }
 
 describe('ClusterWatcher against a real etcd', () => {
-  it('matches the store’s state after a scripted sequence of enqueues, claims, finishes and cooldowns, within one watch round trip', async () => {
+  it('matches the store’s state after a scripted sequence of enqueues, claims, finishes, cooldowns and parks, within one watch round trip', async () => {
     const prefix = `/test/${randomUUID()}`;
     const clock = new FakeClock();
     const kv = newKv();
@@ -100,6 +100,7 @@ describe('ClusterWatcher against a real etcd', () => {
     await clock.advance(5000);
     await run(store, 'merge_wal', 'store-b', true);
     await store.putStats([stats('store-a', 3), stats('store-b', 40), stats('store-c', 0)]);
+    await store.park('compact', 'store-z', { reason: 'disk being replaced', by: 'ops@10.0.0.7' });
 
     const { w } = newWatcher(newKv(), prefix, clock, { pageSize: 2 });
     await eventually(() => expect(w.up).toBe(true));
@@ -124,6 +125,9 @@ describe('ClusterWatcher against a real etcd', () => {
     await store.enqueue('compact', 'store-b');
     await store.putStats([stats('store-b', 12), stats('store-d', 5)]);
     await store.deleteStats(['store-c']);
+    // A park of a cooling target: counted as parked, still cooling, out of the cooling age.
+    await store.park('merge_wal', 'broken-3', { reason: 'known broken', by: 'ops', untilMs: clock.now() + 3600_000 });
+    await store.park('index_id', 'store-b', { reason: 'index rebuild by hand', by: 'ops' });
     const peer = await openStore(newKv(), prefix, clock, 'm2', 1);
     await clock.advance(2500);
 
@@ -137,26 +141,32 @@ describe('ClusterWatcher against a real etcd', () => {
       queueOldestAgeSeconds: 4.5,
       cooldownsActive: 1,
       cooldownFailuresMax: 3,
+      cooldownOldestAgeSeconds: 0,
+      parked: 1,
     });
     expect(expected.kinds.find((k) => k.kind === 'compact')).toMatchObject({
       tasks: { queued: 1, running: 0, done: 1, failed: 3 },
       queueOldestAgeSeconds: 2.5,
       cooldownsActive: 1,
       cooldownFailuresMax: 2,
+      parked: 1,
     });
+    expect(expected.kinds.find((k) => k.kind === 'index_id')).toMatchObject({ parked: 1 });
 
     // A success clears a cooldown; a master that leaves is gone with its session.
     const b = await store.claimNext(['compact']);
     await store.finish(b!, { ok: true, detail: 'removed 1 / added 1 fragments' });
     await run(store, 'compact', 'broken-1', true);
     await peer.close();
+    await store.unpark('compact', 'store-z');
     await caughtUp(w, kv, prefix);
     expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
     expect(w.summary()?.masters).toBe(1);
 
-    // Windows lapse on the clock alone: no etcd event is involved.
+    // Windows and parks lapse on the clock alone: no etcd event is involved.
     await clock.advance(48 * 3600 * 1000);
     expect(w.summary()?.kinds.map((k) => k.cooldownsActive)).toEqual([0, 0, 0]);
+    expect(w.summary()?.kinds.map((k) => k.parked)).toEqual([0, 0, 1]);
     expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
   });
 

@@ -10,19 +10,14 @@ import {
   WatchCompactedError,
   type WatchEvent,
   cryptoRandom,
+  keysFor,
   reconnectBackoff,
   systemClock,
 } from '@maintd/core';
 import type { IBackoff } from 'cockatiel';
 import { type Logger, pino } from 'pino';
-import {
-  type ClusterAggregate,
-  type ClusterSummary,
-  aggregatePrefixes,
-  applyChange,
-  createAggregate,
-  summarize,
-} from './aggregate.js';
+import { type ClusterAggregate, type ClusterSummary, applyChange, summarize } from './aggregate.js';
+import { loadAggregate } from './load.js';
 
 /** Why the exporter read the prefix in full. */
 export type SyncReason =
@@ -67,9 +62,14 @@ export interface ClusterWatcherOptions {
   /**
    * Keys per range page of a sync (default 500). Small pages keep each response's buffers small
    * enough for the allocator to reuse rather than leave behind as heap growth; 100k tasks take
-   * about 200 reads.
+   * about 200 reads. Used by the default `load` only.
    */
   readonly pageSize?: number;
+  /**
+   * Reads a full sync (default: {@link loadAggregate} on `kv`, in this thread). The binary reads
+   * in a worker thread instead (`sync-worker.ts`), so the read's garbage leaves with it.
+   */
+  readonly load?: AggregateLoader;
   /**
    * Explains an unreachable etcd better than the client's error, when it can (the TLS handshake
    * diagnosis: gRPC reports every TLS failure as a bare UNAVAILABLE).
@@ -88,6 +88,12 @@ export interface ClusterWatcherOptions {
   /** Called after each completed full sync (metrics). */
   readonly onSync?: (info: SyncInfo) => void;
 }
+
+/**
+ * Reads every section of `prefix` into a new aggregate whose revision is the first page's (see
+ * {@link loadAggregate}); rejects with the signal's reason once it is aborted.
+ */
+export type AggregateLoader = (prefix: string | undefined, signal: AbortSignal) => Promise<ClusterAggregate>;
 
 /** What the watcher knows about its own health. */
 export interface WatcherStatus {
@@ -134,7 +140,7 @@ export class ClusterWatcher {
   readonly #random: Random;
   readonly #logger: Logger;
   readonly #checkMs: number;
-  readonly #pageSize: number;
+  readonly #load: AggregateLoader;
   readonly #watchTimeoutMs: number;
   readonly #onSync: ((info: SyncInfo) => void) | undefined;
   readonly #stop = new AbortController();
@@ -160,7 +166,11 @@ export class ClusterWatcher {
     this.#random = options.random ?? cryptoRandom;
     this.#logger = options.logger ?? pino({ level: 'silent' });
     this.#checkMs = options.checkIntervalMs ?? 5000;
-    this.#pageSize = options.pageSize ?? 500;
+    const pageSize = options.pageSize;
+    this.#load =
+      options.load ??
+      ((prefix, signal) =>
+        loadAggregate(this.#kv, prefix, { signal, ...(pageSize !== undefined ? { pageSize } : {}) }));
     this.#watchTimeoutMs = options.watchTimeoutMs ?? 5000;
     this.#onSync = options.onSync;
   }
@@ -232,16 +242,16 @@ export class ClusterWatcher {
   async #syncAndFollow(reason: SyncReason): Promise<Outcome> {
     const started = performance.now();
     const generation = ++this.#generation;
-    const agg = createAggregate(this.#prefix);
     // The periodic check reads inside the prefix: a read-only role scoped to it must suffice.
-    this.#probeKey = `${agg.keys.prefix}/`;
+    this.#probeKey = `${keysFor(this.#prefix).prefix}/`;
     const dead = new AbortController();
+    let agg: ClusterAggregate;
     let watch: Watch;
     let phase: 'range' | 'watch' = 'range';
     try {
-      const revision = await this.#load(agg);
+      agg = await this.#load(this.#prefix, this.#stop.signal);
       phase = 'watch';
-      watch = await this.#openWatch(agg, generation, revision + 1, dead);
+      watch = await this.#openWatch(agg, generation, agg.revision + 1, dead);
     } catch (err) {
       if (this.#stop.signal.aborted) return 'stopped';
       if (err instanceof WatchCompactedError) {
@@ -290,29 +300,6 @@ export class ClusterWatcher {
       this.#logger.warn({ err: dead.signal.reason as unknown }, 'watch broke; re-syncing');
     void closeWithin(watch, CLOSE_TIMEOUT_MS, this.#clock);
     return outcome;
-  }
-
-  /** Range-reads every section into `agg`, in pages; returns the first page's revision. */
-  async #load(agg: ClusterAggregate): Promise<number> {
-    let first: number | undefined;
-    for (const prefix of aggregatePrefixes(agg.keys)) {
-      let from: string | undefined;
-      for (;;) {
-        if (this.#stop.signal.aborted) throw this.#stop.signal.reason;
-        const page = await this.#kv.range(prefix, {
-          limit: this.#pageSize,
-          ...(from !== undefined ? { fromKey: from } : {}),
-        });
-        first ??= page.revision;
-        // modRevision 0: the aggregate's revision is the first page's, whatever later pages saw.
-        for (const kv of page.kvs) applyChange(agg, { type: 'put', key: kv.key, value: kv.value, modRevision: 0 });
-        const last = page.kvs.at(-1);
-        if (!page.more || !last) break;
-        from = `${last.key}\0`;
-      }
-    }
-    agg.revision = first ?? 0;
-    return agg.revision;
   }
 
   /** Watches the whole prefix from `fromRevision`, failing after the watch timeout. */

@@ -1,4 +1,4 @@
-import { type Kv, type TaskKind, type TaskStore, TASK_KINDS, isCooling } from '@maintd/core';
+import { type Kv, type TaskKind, type TaskStore, TASK_KINDS, isCooling, isParked } from '@maintd/core';
 import type { ClusterSummary, KindSummary } from '../src/aggregate.js';
 
 import { eventually } from '@maintd/core/testing';
@@ -14,21 +14,25 @@ export async function expectedSummary(store: TaskStore, nowMs: number): Promise<
   const cooldowns = await store.listCooldowns({ all: true });
   const stats = await store.listStats();
   const masters = await store.listMasters();
+  const parks = await store.listParks();
   const kinds = TASK_KINDS.map((kind: TaskKind): KindSummary => {
     const mine = tasks.filter((t) => t.kind === kind);
     const count = (state: string): number => mine.filter((t) => t.state === state).length;
     const queuedAt = mine.filter((t) => t.state === 'queued').map((t) => t.enqueued_at);
     const cds = cooldowns.filter((c) => c.kind === kind);
     const cooling = cds.filter((c) => isCooling(c, nowMs));
+    const parked = parks.filter((p) => p.kind === kind && isParked(p, nowMs));
+    const unparkedCooling = cooling.filter((c) => !parked.some((p) => p.target === c.target));
     return {
       kind,
       tasks: { queued: count('queued'), running: count('running'), done: count('done'), failed: count('failed') },
       queueOldestAgeSeconds: queuedAt.length ? (nowMs - Math.min(...queuedAt)) / 1000 : 0,
       cooldownsActive: cooling.length,
       cooldownFailuresMax: Math.max(0, ...cds.map((c) => c.failures)),
-      cooldownOldestAgeSeconds: cooling.length
-        ? (nowMs - Math.min(...cooling.map((c) => c.first_failure_ms))) / 1000
+      cooldownOldestAgeSeconds: unparkedCooling.length
+        ? (nowMs - Math.min(...unparkedCooling.map((c) => c.first_failure_ms))) / 1000
         : 0,
+      parked: parked.length,
     };
   });
   return {

@@ -1,0 +1,47 @@
+import type { Kv } from '@maintd/core';
+import { type ClusterAggregate, aggregatePrefixes, applyChange, createAggregate } from './aggregate.js';
+
+/** Keys per range page of a sync when not told otherwise. */
+export const DEFAULT_PAGE_SIZE = 500;
+
+/** Options of {@link loadAggregate}. */
+export interface LoadOptions {
+  /**
+   * Keys per range page (default {@link DEFAULT_PAGE_SIZE}). Each page is folded into the
+   * aggregate and dropped before the next is asked for, so one page's response is the most a
+   * sync holds beside the aggregate; 100k tasks take about 200 reads.
+   */
+  readonly pageSize?: number;
+  /** Stops between pages, rejecting with the signal's reason. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Reads a full sync: every section of `prefix` the metrics need, range-read in pages into a new
+ * aggregate. Its revision is the first page's: later pages are read at later revisions, and the
+ * watch that follows from that revision replays every change made meanwhile (see `watcher.ts`).
+ */
+export async function loadAggregate(
+  kv: Kv,
+  prefix: string | undefined,
+  options: LoadOptions = {},
+): Promise<ClusterAggregate> {
+  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  const agg = createAggregate(prefix);
+  let first: number | undefined;
+  for (const section of aggregatePrefixes(agg.keys)) {
+    let from: string | undefined;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const page = await kv.range(section, { limit: pageSize, ...(from !== undefined ? { fromKey: from } : {}) });
+      first ??= page.revision;
+      // modRevision 0: the aggregate's revision is the first page's, whatever later pages saw.
+      for (const e of page.kvs) applyChange(agg, { type: 'put', key: e.key, value: e.value, modRevision: 0 });
+      const last = page.kvs.at(-1);
+      if (!page.more || !last) break;
+      from = `${last.key}\0`;
+    }
+  }
+  agg.revision = first ?? 0;
+  return agg;
+}
