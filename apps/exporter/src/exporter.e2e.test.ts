@@ -41,7 +41,7 @@ describe('the maintd-exporter binary', () => {
     expect(none.out).toMatch(/invalid ETCD_ENDPOINTS/);
   });
 
-  it('serves the cluster state of a real etcd under its prefix and exits 0 on SIGTERM', async () => {
+  it('serves the cluster state of a real etcd under its prefix, parks apart from cooling, and exits 0 on SIGTERM', async () => {
     const prefix = `/e2e/${randomUUID()}`;
     const kv = new EtcdKv({ endpoints });
     const store = await TaskStore.open({
@@ -57,12 +57,16 @@ describe('the maintd-exporter binary', () => {
       // The sync's child process has answered and gone, its memory with it.
       await eventually(async () => expect(await childrenOf(child.proc.pid!)).toEqual([]));
       await store.enqueue('compact', 'store-2');
+      await store.park('merge_wal', 'store-9', { reason: 'disk being replaced', by: 'e2e' });
       await eventually(async () => {
         const text = await (await fetch(`${url}/metrics`)).text();
         expect(text).toMatch(/^maintd_exporter_up 1$/m);
         expect(text).toMatch(/^master_cluster_tasks\{kind="merge_wal",state="queued"\} 1$/m);
         expect(text).toMatch(/^master_cluster_tasks\{kind="compact",state="queued"\} 1$/m);
         expect(text).toMatch(/^master_cluster_masters 1$/m);
+        expect(text).toMatch(/^master_cluster_parked\{kind="merge_wal"\} 1$/m);
+        expect(text).toMatch(/^master_cluster_parked\{kind="compact"\} 0$/m);
+        expect(text).toMatch(/^master_cluster_cooldowns_active\{kind="merge_wal"\} 0$/m);
         expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
       });
       expect(await (await fetch(url)).text()).toContain(prefix);
