@@ -123,7 +123,7 @@ export function createExporterMetrics(
   });
   const syncDuration = new Gauge({
     name: 'maintd_exporter_sync_duration_seconds',
-    help: 'Duration of the last full range read of the prefix.',
+    help: 'Duration of the last full sync: starting its child process, the range reads of the prefix and opening the watch.',
     registers,
   });
   const invalid = new Gauge({

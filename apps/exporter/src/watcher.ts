@@ -36,7 +36,7 @@ export const SYNC_REASONS: readonly SyncReason[] = ['start', 'compacted', 'watch
 /** A completed full sync, as reported to {@link ClusterWatcherOptions.onSync}. */
 export interface SyncInfo {
   readonly reason: SyncReason;
-  /** Wall time of the range reads and of opening the watch. */
+  /** Wall time of the load (in the binary: starting the sync's child and its range reads) and of opening the watch. */
   readonly durationMs: number;
   /** Revision the watch resumed after. */
   readonly revision: number;
