@@ -414,9 +414,10 @@ function oldestQueuedAt(agg: ClusterAggregate, kind: number): number | undefined
 // ---- moving an aggregate between threads -------------------------------------------------------
 
 /**
- * An aggregate as a message between threads (a sync reads in a worker, see `sync-worker.ts`):
- * the tasks as two typed arrays whose buffers move without a copy, the smaller sections as plain
- * arrays. Counts, maxima and queue heaps are not sent: {@link unpackAggregate} rebuilds them.
+ * An aggregate as a message between processes (a sync reads in a child, see `sync-child.ts`):
+ * the tasks as two typed arrays (24 bytes a task on the wire, no per-task object), the smaller
+ * sections as plain arrays. Counts, maxima and queue heaps are not sent: {@link unpackAggregate}
+ * rebuilds them.
  */
 export interface PackedAggregate {
   /** The aggregate's key prefix (`keys.prefix`). */
@@ -466,11 +467,6 @@ export function packAggregate(agg: ClusterAggregate): PackedAggregate {
     masters: [...agg.masters],
     invalid: [...agg.invalid],
   };
-}
-
-/** The buffers of a {@link PackedAggregate} that can move to another thread instead of being copied. */
-export function packedTransferList(packed: PackedAggregate): ArrayBuffer[] {
-  return [packed.taskIds.buffer as ArrayBuffer, packed.taskValues.buffer as ArrayBuffer];
 }
 
 /** The aggregate `packed` describes, with its counts, maxima and queue heaps rebuilt. */

@@ -67,7 +67,7 @@ export interface ClusterWatcherOptions {
   readonly pageSize?: number;
   /**
    * Reads a full sync (default: {@link loadAggregate} on `kv`, in this thread). The binary reads
-   * in a worker thread instead (`sync-worker.ts`), so the read's garbage leaves with it.
+   * in a child process instead (`sync-child.ts`), so the read's garbage leaves with it.
    */
   readonly load?: AggregateLoader;
   /**
