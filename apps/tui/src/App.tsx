@@ -262,8 +262,6 @@ export function App(props: AppProps): ReactNode {
     [exit, props.api, props.source, props.onQuit, clock, log],
   );
 
-  // The reason being typed in the park prompt; Enter (handled with the other keys) submits it.
-  const reasonRef = useRef('');
   const keyContext = (): KeyContext => {
     const u = uiRef.current;
     const v = isList(u.view) ? u.view : undefined;
@@ -273,7 +271,6 @@ export function App(props: AppProps): ReactNode {
       pageSize,
       resolve: (view, ks, action) => resolveAction(view, ks, action, dataRef.current, clock.now()),
       exists: (view, k) => rowExists(view, k, dataRef.current),
-      reason: reasonRef.current,
     };
   };
 
@@ -282,18 +279,12 @@ export function App(props: AppProps): ReactNode {
     for (const press of splitInput({ ...key, input })) {
       // The filter changes the rows a key moves through: the context is read per key.
       const result = handleKey(uiRef.current, press, keyContext());
-      // A prompt that opens starts empty.
-      if (result.state.overlay === 'reason' && uiRef.current.overlay !== 'reason') reasonRef.current = '';
       uiRef.current = result.state;
       effects.push(...result.effects);
     }
     setUi(uiRef.current);
     for (const e of effects) run(e);
   });
-
-  const onReason = useCallback((text: string) => {
-    reasonRef.current = text;
-  }, []);
 
   const counts: Partial<Record<ViewId, number>> = {
     ...(data.tasks ? { tasks: data.tasks.size } : {}),
@@ -308,7 +299,7 @@ export function App(props: AppProps): ReactNode {
   } else if (ui.overlay === 'reason' && ui.confirm) {
     content = (
       <Box height={contentHeight} width={size.columns} flexDirection="column" alignItems="center" paddingTop={2}>
-        <ReasonPrompt pending={ui.confirm} width={size.columns} onChange={onReason} />
+        <ReasonPrompt pending={ui.confirm} draft={ui.reasonDraft} width={size.columns} />
       </Box>
     );
   } else if (ui.overlay === 'confirm' && ui.confirm) {

@@ -230,10 +230,11 @@ describe('maintd-top in a real terminal against a real master', () => {
     }
   });
 
-  it('shows the broken store cooling with its last error; c then y resets it; it rides out a master restart', async () => {
+  it('shows the broken store cooling with its cause first; c then y resets it; p parks it with a reason and u releases it; it rides out a master restart', async () => {
     const [broken] = sim!.broken;
     expect(sim!.broken).toHaveLength(1);
-    const cooling = new RegExp(`merge_wal ${broken}\\s+2 cooling`);
+    // The count against the master's threshold (2, read from its policy endpoint).
+    const cooling = new RegExp(`merge_wal ${broken}\\s+cooling\\s+2/2`);
     // Workers that own no shard of the broken store answer its merge with 404 (nothing to merge,
     // an answer); its owners fail with the missing fragment.
     let owners = 0;
@@ -247,28 +248,82 @@ describe('maintd-top in a real terminal against a real master', () => {
     await waitForScreen('the live header', (s) => s.includes('● live'));
     keys('3');
     let s = await waitForScreen('the broken store cooling', (x) => cooling.test(x));
-    expect(s).toContain(`Not found: /data/${broken}.lance/data/`);
+    // The cause column leads with the failing worker's own error.
+    const row = s.split('\n').find((l) => cooling.test(l))!;
+    expect(row).toMatch(new RegExp(`http://127\\.0\\.0\\.1:\\d+: HTTP 500: Not found: /data/${broken}\\.lance/data/`));
+    expect(s).toMatch(/KIND\s+TARGET\s+STATE\s+FAILS\s+LEFT\s+UNTIL\s+NEXT\s+LAST FAIL CAUSE/);
     // Redrawn in place: one header, one tab bar, no stale or doubled lines.
     expect(s.split('\n').filter((l) => l.startsWith('maintd-top '))).toHaveLength(1);
     expect(s.split('\n').filter((l) => l.includes('1 Overview'))).toHaveLength(1);
 
-    // The detail pane has the whole error and the target's history.
+    // The detail pane has the whole error, cause first, and the target's history.
     keys('Enter');
     s = await waitForScreen('the detail pane', (x) => x.includes('History of this target') && x.includes('.lance'));
     expect(s).toMatch(
-      new RegExp(`last error\\s+merged 0 generations across ${SIM_WORKERS - owners}/${SIM_WORKERS} workers`),
+      new RegExp(`cause\\s+http://127\\.0\\.0\\.1:\\d+: HTTP 500: Not found: /data/${broken}\\.lance/data/`),
     );
-    expect(s).toContain(`HTTP 500: Not found: /data/${broken}.lance/data/`);
+    expect(s.replace(/[\s│]+/g, ' ')).toContain(
+      `(merged 0 generations across ${SIM_WORKERS - owners}/${SIM_WORKERS} workers)`,
+    );
+    expect(s).toMatch(/next window\s+\S+ if it fails again/);
     keys('Escape');
-    await waitForScreen('the list again', (x) => x.includes('LAST ERROR'));
+    await waitForScreen('the list again', (x) => x.includes('CAUSE'));
 
     // Reset it from the dashboard: the confirm dialog, then the master's own account of it.
     keys('c');
     await waitForScreen('the confirm dialog', (x) => x.includes('Reset 1 cooldown?'));
     keys('y');
     await waitForScreen('the reset notice', (x) => x.includes(`reset the cooldown of merge_wal ${broken}`));
-    const metrics = await (await fetch(`${url}/metrics`)).text();
+    let metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).toMatch(/master_cooldown_cleared_total\{kind="merge_wal",reason="operator"\} 1/);
+
+    // It fails again and cools again (a new window: another end time); now park it, with a reason.
+    const firstUntil = /\b\d\d:\d\d:\d\d\b/.exec(row.slice(row.indexOf('cooling')))![0];
+    await waitForScreen('the broken store cooling again', (x) =>
+      x.split('\n').some((l) => cooling.test(l) && !l.includes(firstUntil)),
+    );
+    keys('p');
+    await waitForScreen('the reason prompt', (x) => x.includes(`Park merge_wal ${broken}?`) && x.includes('Why?'));
+    keys('-l', 'fragment lost, restore planned Monday');
+    keys('Enter');
+    await waitForScreen(
+      'the confirm dialog with the reason',
+      (x) => x.includes('Reason: fragment lost, restore planned Monday') && x.includes('y/Enter confirm'),
+    );
+    keys('y');
+    s = await waitForScreen('the parked row', (x) =>
+      new RegExp(`merge_wal ${broken}\\s+parked .*fragment lost, restore planned Monday \\(parked by token@`).test(x),
+    );
+    expect(s).toContain(`parked merge_wal ${broken}: fragment lost, restore planned Monday`);
+    const parked = (await (await fetch(`${url}/api/v1/scheduler/cooldowns?state=parked&limit=10`)).json()) as {
+      target: string;
+      parked?: { reason: string; by: string };
+    }[];
+    expect(parked).toEqual([
+      expect.objectContaining({
+        target: broken,
+        parked: expect.objectContaining({ reason: 'fragment lost, restore planned Monday' }),
+      }),
+    ]);
+    metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toMatch(/master_task_parked\{kind="merge_wal"\} 1/);
+    // The park came back over the event stream into the activity log.
+    keys('1');
+    await waitForScreen('the park in the activity log', (x) =>
+      new RegExp(`parked merge_wal ${broken} \\(token@[^)]*\\): fragment lost`).test(x),
+    );
+    expect(screen()).toMatch(new RegExp(`Parked 1\\n\\s+merge_wal ${broken}\\s+fragment lost`));
+
+    // Release it: confirmed, then gone from the parks.
+    keys('3', 'u');
+    await waitForScreen('the release dialog', (x) => x.includes(`Release merge_wal ${broken}?`));
+    keys('y');
+    await waitForScreen('the release notice', (x) => x.includes(`released merge_wal ${broken}`));
+    const after = (await (await fetch(`${url}/api/v1/scheduler/cooldowns?state=parked&limit=10`)).json()) as unknown[];
+    expect(after).toEqual([]);
+    keys('1');
+    await waitForScreen('the release in the activity log', (x) => x.includes(`released merge_wal ${broken}`));
+    keys('3');
 
     // The master dies without a word and comes back (empty: its embedded store is gone).
     await killMaster();
@@ -281,5 +336,5 @@ describe('maintd-top in a real terminal against a real master', () => {
     keys('3');
     s = await waitForScreen('its cooldowns', (x) => cooling.test(x));
     expect(s.split('\n').filter((l) => l.startsWith('maintd-top '))).toHaveLength(1);
-  }, 60_000);
+  }, 90_000);
 });

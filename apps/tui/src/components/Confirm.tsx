@@ -1,4 +1,3 @@
-import { TextInput } from '@inkjs/ui';
 import { Box, Text } from 'ink';
 import type { ReactNode } from 'react';
 import { truncate } from '../format.js';
@@ -77,23 +76,32 @@ export function Confirm(props: { readonly pending: PendingAction; readonly width
   );
 }
 
-/** The reason prompt of a park: a text field; Enter (handled by the App) goes on to the confirm dialog. */
+/**
+ * The reason prompt of a park: the reason as typed (the App's key handling edits it, as it does
+ * the filter), with a cursor; Enter goes on to the confirm dialog.
+ */
 export function ReasonPrompt(props: {
   readonly pending: PendingAction;
+  readonly draft: string;
   readonly width: number;
-  readonly onChange: (reason: string) => void;
 }): ReactNode {
   const theme = useTheme();
   const width = Math.min(props.width - 4, 72);
+  // The end of a long reason: where the typing happens.
+  const room = width - 4 - 'Reason: '.length - 1;
+  const chars = [...props.draft];
+  const shown = chars.length > room ? `…${chars.slice(chars.length - room + 1).join('')}` : props.draft;
   return (
     <Box flexDirection="column" borderStyle="round" borderColor={toneColor(theme, 'info')} paddingX={1} width={width}>
       <Text bold>{title(props.pending)}</Text>
       <Items pending={props.pending} width={width} />
       <Text dimColor>{`Why? Kept with the park, shown to every operator (at most ${MAX_REASON} characters).`}</Text>
-      <Box>
+      <Text wrap="truncate">
         <Text bold>{'Reason: '}</Text>
-        <TextInput placeholder="e.g. fragment lost, restore planned Monday" onChange={props.onChange} />
-      </Box>
+        {shown}
+        <Text inverse> </Text>
+        {props.draft ? null : <Text dimColor>{'  e.g. fragment lost, restore planned Monday'}</Text>}
+      </Text>
       <Text dimColor>Enter next · Esc cancel</Text>
     </Box>
   );

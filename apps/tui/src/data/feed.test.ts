@@ -1,6 +1,6 @@
 import { FakeClock, seededRandom } from '@maintd/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type FakeMaster, cooldown, startFakeMaster } from '../../test/fake-master.js';
+import { type FakeMaster, cooldown, park, startFakeMaster } from '../../test/fake-master.js';
 import { MaintdClient } from '../api/client.js';
 import { type FeedOptions, FleetFeed, deriveConnection } from './feed.js';
 import type { FleetSnapshot } from './source.js';
@@ -260,5 +260,22 @@ describe('FleetFeed coalescing and re-reads', () => {
     const next = await until(feed, (x) => x.data.cooldowns?.get('merge_wal/b')?.failures === 7);
     expect(next.data.cooldowns).toBe(map);
     expect(next.data.cooldowns!.get('merge_wal/a')).toBe(a);
+  });
+
+  it('notes a park a re-read found (the stream never said) in the activity log, once', async () => {
+    const f = await fake();
+    f.state.cooldowns.set('merge_wal/a', cooldown('a', { until_ms: Date.now() + 600_000 }));
+    const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });
+    await until(feed, (x) => x.connection.state === 'live' && x.data.cooldowns?.size === 1);
+    f.state.cooldowns.set(
+      'merge_wal/a',
+      cooldown('a', { until_ms: Date.now() + 600_000, parked: park('quiet please') }),
+    );
+    feed.refresh();
+    const s = await until(feed, (x) => x.data.activity.length > 0);
+    expect(s.data.activity.map((a) => a.text)).toEqual(['parked merge_wal a (token@127.0.0.1): quiet please']);
+    feed.refresh();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(feed.getSnapshot().data.activity).toHaveLength(1);
   });
 });

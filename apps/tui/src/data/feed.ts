@@ -6,11 +6,14 @@ import { type Task, type TaskKind, type TaskPage, TASK_KINDS } from '../api/type
 import {
   EMPTY_FLEET,
   type FleetData,
+  appendActivity,
   applyEvents,
   cooldownKey,
   countsFrom,
   mergeInto,
   mergeRows,
+  parkNotes,
+  parksIn,
   parseGuardOverflow,
   pruneTasks,
 } from '../state/fleet.js';
@@ -241,8 +244,10 @@ export class FleetFeed implements FleetSource {
     }
     // Re-read lists are merged into the live maps (only what differs changes), then the events
     // that arrived meanwhile are replayed on top; their activity lines were noted when first
-    // applied, so the replay's are dropped.
-    const activity = data.activity;
+    // applied, so the replay's are dropped, and the parks the merge and replay changed in the
+    // end (what the stream did not deliver) are noted instead.
+    let activity = data.activity;
+    const parksBefore = cooldowns.status === 'fulfilled' && cooldowns.value ? parksIn(data.cooldowns, now) : undefined;
     if (recent.status === 'fulfilled' && queued.status === 'fulfilled' && running.status === 'fulfilled') {
       const all: Task[] = [...recent.value.tasks, ...queued.value.tasks, ...running.value.tasks];
       const tasks = pruneTasks(
@@ -267,6 +272,10 @@ export class FleetFeed implements FleetSource {
         replay.filter((e) => e.type === 'cooldown'),
         now,
       );
+      // The first read is the starting point, not news.
+      if (parksBefore && this.#lastFullMs !== -Infinity) {
+        activity = appendActivity(activity, parkNotes(parksBefore, data.cooldowns, now));
+      }
       this.#lastFullMs = now;
     }
     data = { ...data, activity };

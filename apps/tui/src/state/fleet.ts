@@ -169,6 +169,34 @@ export function parkActivity(
   return undefined;
 }
 
+/** The parks in force in a map, by key (each with its entry), for {@link parkNotes}. */
+export function parksIn(map: ReadonlyMap<string, Cooldown> | undefined, nowMs: number): Map<string, Cooldown> {
+  const out = new Map<string, Cooldown>();
+  for (const [k, c] of map ?? []) if (parkInForce(c.parked, nowMs)) out.set(k, c);
+  return out;
+}
+
+/**
+ * What a re-read changed in the parks (a park or release the stream did not deliver, e.g. while
+ * it was down): the activity lines between the parks before it and the map after it.
+ */
+export function parkNotes(
+  before: ReadonlyMap<string, Cooldown>,
+  after: ReadonlyMap<string, Cooldown> | undefined,
+  nowMs: number,
+): Activity[] {
+  const notes: Activity[] = [];
+  const now = parksIn(after, nowMs);
+  for (const [k, c] of now) {
+    const note = parkActivity(c.kind, c.target, before.get(k), c, nowMs);
+    if (note) notes.push(note);
+  }
+  for (const [k, c] of before) {
+    if (!now.has(k)) notes.push({ at: nowMs, text: `released ${c.kind} ${c.target}`, tone: 'ok' });
+  }
+  return notes.sort((a, b) => a.at - b.at);
+}
+
 /** The activity log with `more` appended, bounded. */
 export function appendActivity(log: readonly Activity[], more: readonly Activity[]): readonly Activity[] {
   if (more.length === 0) return log;

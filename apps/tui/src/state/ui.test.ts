@@ -276,19 +276,22 @@ describe('park and release', () => {
     const typing = press(opened, ['q', 'j']);
     expect(typing.effects).toEqual([]);
     expect(typing.state.overlay).toBe('reason');
-    const confirmed = press(
-      opened,
-      [{ input: '', return: true }],
-      ctx(KEYS, { reason: '  fragment\u0007 lost  ' }),
-    ).state;
+    expect(typing.state.reasonDraft).toBe('qj');
+    // A pasted reason arrives as one input; backspace edits it; Enter takes it at once.
+    const confirmed = press(opened, [
+      '  fragment\u0007 lostt',
+      { input: '', backspace: true },
+      { input: '', return: true },
+    ]).state;
     expect(confirmed.overlay).toBe('confirm');
-    expect(confirmed.confirm?.reason).toBe('fragment  lost');
+    expect(confirmed.confirm?.reason).toBe('fragment lost');
+    expect(confirmed.reasonDraft).toBe('');
     expect(describeAction(confirmed.confirm!)).toBe('park merge_wal a');
     const done = press(confirmed, ['y']);
     expect(done.effects).toEqual([
       {
         type: 'execute',
-        action: { action: 'park', items: [{ kind: 'merge_wal', target: 'a' }], reason: 'fragment  lost' },
+        action: { action: 'park', items: [{ kind: 'merge_wal', target: 'a' }], reason: 'fragment lost' },
       },
     ]);
   });

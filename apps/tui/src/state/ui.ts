@@ -40,6 +40,8 @@ export interface UiState {
   readonly overlay: 'none' | 'help' | 'detail' | 'reason' | 'confirm';
   /** `/` was pressed: printable keys edit the filter. */
   readonly editingFilter: boolean;
+  /** The park reason being typed in the reason prompt. */
+  readonly reasonDraft: string;
   /** The item the detail pane shows. */
   readonly detail: { readonly view: ListViewId; readonly key: string } | undefined;
   readonly confirm: PendingAction | undefined;
@@ -76,8 +78,6 @@ export interface KeyContext {
   readonly resolve: (view: ListViewId, keys: readonly string[], action: ActionKind) => ActionItem[];
   /** Every key that still exists in the view (filter aside), to drop marks of vanished rows. */
   readonly exists: (view: ListViewId, key: string) => boolean;
-  /** What the reason prompt's text field holds (Enter there submits it). */
-  readonly reason?: string;
 }
 
 /** Side effects the App performs after a key. */
@@ -101,6 +101,7 @@ export function initialUi(options: { readonly readonly?: boolean; readonly view?
     lists: { tasks: EMPTY_LIST, cooldowns: EMPTY_LIST, stores: EMPTY_LIST, workers: EMPTY_LIST },
     overlay: 'none',
     editingFilter: false,
+    reasonDraft: '',
     detail: undefined,
     confirm: undefined,
     notice: undefined,
@@ -166,6 +167,24 @@ function closeOverlay(s: UiState): UiState {
 }
 
 /**
+ * Keys of the reason prompt: the text is the reducer's own, like the filter's, so a pasted reason
+ * followed at once by Enter (a fast typist, `tmux send-keys`) is submitted whole; a text field
+ * that reports its value after it renders would submit what it held before the paste.
+ */
+function reasonKey(s: UiState, key: KeyPress): KeyResult {
+  if (key.escape) {
+    return ok({ ...closeOverlay(s), confirm: undefined, reasonDraft: '', notice: { text: 'cancelled', tone: 'info' } });
+  }
+  if (key.return) return ok(submitReason(s, s.reasonDraft));
+  if (key.backspace || key.delete) return ok({ ...s, reasonDraft: [...s.reasonDraft].slice(0, -1).join('') });
+  if (key.ctrl || key.meta || key.tab || key.upArrow || key.downArrow) return ok(s);
+  // eslint-disable-next-line no-control-regex
+  const text = key.input.replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+  if (!text) return ok(s);
+  return ok({ ...s, reasonDraft: [...(s.reasonDraft + text)].slice(0, MAX_REASON).join('') });
+}
+
+/**
  * The reason typed for a park: on to the confirm dialog, or (empty) the prompt stays with a
  * notice. Control characters are dropped and the length bounded as the master would.
  */
@@ -174,7 +193,7 @@ export function submitReason(s: UiState, text: string): UiState {
   // eslint-disable-next-line no-control-regex
   const reason = [...text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim()].slice(0, MAX_REASON).join('');
   if (!reason) return { ...s, notice: { text: 'a park needs a reason (Esc cancels)', tone: 'bad' } };
-  return { ...s, overlay: 'confirm', confirm: { ...s.confirm, reason }, notice: undefined };
+  return { ...s, overlay: 'confirm', confirm: { ...s.confirm, reason }, reasonDraft: '', notice: undefined };
 }
 
 /**
@@ -186,14 +205,7 @@ export function handleKey(state: UiState, key: KeyPress, ctx: KeyContext): KeyRe
   const s = state.notice && !state.editingFilter ? { ...state, notice: undefined } : state;
 
   if (s.overlay === 'confirm') return confirmKey(s, key);
-  // The reason prompt's text field takes every key but these two. Enter is handled here, not by
-  // the field: key handlers run in no fixed order, and the field's own submit could open the
-  // confirm dialog before this handler saw the same Enter (and confirmed it).
-  if (s.overlay === 'reason') {
-    if (key.escape) return ok({ ...closeOverlay(s), confirm: undefined, notice: { text: 'cancelled', tone: 'info' } });
-    if (key.return) return ok(submitReason(s, ctx.reason ?? ''));
-    return ok(s);
-  }
+  if (s.overlay === 'reason') return reasonKey(s, key);
   if (s.editingFilter) return filterKey(s, key, ctx);
   if (s.overlay === 'help') {
     if (key.escape || key.input === '?' || key.return) return ok({ ...s, overlay: 'none' });
@@ -343,7 +355,7 @@ function requestAction(s: UiState, view: ListViewId, action: ActionKind, ctx: Ke
     return { ...s, notice: { text, tone: 'info' } };
   }
   // A park asks why first; the confirm dialog follows the reason.
-  if (action === 'park') return { ...s, overlay: 'reason', confirm: { action, items } };
+  if (action === 'park') return { ...s, overlay: 'reason', reasonDraft: '', confirm: { action, items } };
   return { ...s, overlay: 'confirm', confirm: { action, items } };
 }
 
