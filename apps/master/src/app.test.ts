@@ -537,8 +537,13 @@ describe('cooldown pages, parks and the policy', () => {
           until: null,
         },
       });
-      // Windows lapse and parks end with time alone, without any write: a later page says so.
+      const whole = await entries('/api/v1/scheduler/cooldowns');
+      expect(whole.filter((c) => c.state === 'cooling').length).toBeGreaterThan(0);
+      // Windows lapse and parks end with time alone, without any write: a later page says so,
+      // and so does the whole list, kept or not.
       await clock.advance(2 * 3600_000);
+      const later = await entries('/api/v1/scheduler/cooldowns');
+      expect(later.map((c) => c.state)).toEqual(['parked', 'parked', 'parked', 'parked', 'parked']);
       expect((await entries('/api/v1/scheduler/cooldowns?limit=200&state=lapsed')).length).toBeGreaterThan(0);
       expect(await entries('/api/v1/scheduler/cooldowns?limit=200&state=cooling')).toEqual([]);
       const stillParked = await entries('/api/v1/scheduler/cooldowns?limit=200&state=parked');

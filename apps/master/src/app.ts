@@ -91,7 +91,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
 
   // The cheapest read there is (a count-only get inside the prefix): proof that etcd answers now.
-  const reads = new ReadCache(deps.events, () => deps.kv.revision(`${store.keys.prefix}/`));
+  const reads = new ReadCache(
+    deps.events,
+    () => deps.kv.revision(`${store.keys.prefix}/`),
+    () => deps.clock.now(),
+  );
   app.use('*', httpMetrics(metrics));
   // This master's own mutations must be visible to its next read even before the watch reports them.
   app.use('/api/v1/*', async (c, next) => {
@@ -170,7 +174,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   const sharedCooldowns = reads.cached('cooldown', async (kind: string, all: boolean) => {
     const k = kind ? (kind as TaskKind) : undefined;
     const index = await cooldownIndex(k);
-    return { text: JSON.stringify(index.list(k, all, deps.clock.now())), next: null };
+    const now = deps.clock.now();
+    return { text: JSON.stringify(index.list(k, all, now)), next: null, validUntil: index.validUntil(now) };
   });
   app.openapi(listCooldownsRoute, async (c) => {
     const q = c.req.valid('query');
@@ -391,6 +396,8 @@ const UTF8 = new TextEncoder();
 interface SharedBody {
   readonly body: Uint8Array<ArrayBuffer>;
   readonly next: string | null;
+  /** Until when (ms) it holds without a change (Infinity: until the watch reports one). */
+  readonly validUntil: number;
 }
 
 /**
@@ -429,12 +436,18 @@ class ReadCache {
   static readonly MAX_ENTRIES = 64;
   readonly #hub: EventHub | undefined;
   readonly #probe: () => Promise<unknown>;
-  readonly #entries = new Map<string, { generation: number; body: Promise<SharedBody>; settled: boolean }>();
+  readonly #now: () => number;
+  readonly #entries = new Map<
+    string,
+    { generation: number; body: Promise<SharedBody>; settled: boolean; builtAt: number; validUntil: number }
+  >();
   #probing: Promise<void> | undefined;
 
-  constructor(hub: EventHub | undefined, probe: () => Promise<unknown>) {
+  /** `now`: the clock a kept list's time limit (`validUntil` of its compute) is checked against. */
+  constructor(hub: EventHub | undefined, probe: () => Promise<unknown>, now: () => number) {
     this.#hub = hub;
     this.#probe = probe;
+    this.#now = now;
     hub?.subscribe((e) => {
       const kind = e.type === 'cooldown' ? 'cooldown' : 'task';
       for (const key of this.#entries.keys()) if (key.startsWith(`${kind}:`)) this.#entries.delete(key);
@@ -445,27 +458,40 @@ class ReadCache {
     this.#entries.clear();
   }
 
+  /**
+   * A shared, kept version of `compute`. A computed list may say until when it holds
+   * (`validUntil`: a cooldown window ends or a park lapses without any write, so without any
+   * event); past that it is computed again.
+   */
   cached<A extends (string | boolean)[]>(
     kind: 'task' | 'cooldown',
-    compute: (...args: A) => Promise<{ readonly text: string; readonly next: string | null }>,
+    compute: (
+      ...args: A
+    ) => Promise<{ readonly text: string; readonly next: string | null; readonly validUntil?: number }>,
   ): (...args: A) => Promise<SharedBody> {
     return (...args) => {
       const key = `${kind}:${JSON.stringify(args)}`;
       const live = this.#hub?.live ?? false;
       const generation = this.#hub?.generation ?? -1;
+      const now = this.#now();
       const hit = this.#entries.get(key);
-      if (hit && hit.generation === generation) {
+      if (hit && hit.generation === generation && hit.builtAt <= now && now < hit.validUntil) {
         return hit.settled ? this.reachable().then(() => hit.body) : hit.body;
       }
-      const body = compute(...args).then(({ text, next }) => ({ body: UTF8.encode(text), next }));
-      const entry = { generation, body, settled: false };
+      const body = compute(...args).then(({ text, next, validUntil }) => ({
+        body: UTF8.encode(text),
+        next,
+        validUntil: validUntil ?? Infinity,
+      }));
+      const entry = { generation, body, settled: false, builtAt: now, validUntil: Infinity };
       this.#entries.set(key, entry);
       const drop = (): void => {
         if (this.#entries.get(key) === entry) this.#entries.delete(key);
       };
       // Without a live watch only the in-flight read is shared; failures are never kept.
-      body.then(() => {
+      body.then((kept) => {
         entry.settled = true;
+        entry.validUntil = kept.validUntil;
         if (!live) drop();
       }, drop);
       if (this.#entries.size > ReadCache.MAX_ENTRIES) {

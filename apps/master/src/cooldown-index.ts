@@ -284,6 +284,12 @@ export class CooldownIndex {
     return out;
   }
 
+  /** Until when (ms) what the index serves at `nowMs` holds without a change: the next window end or park lapse. */
+  validUntil(nowMs: number): number {
+    this.#refresh(nowMs);
+    return this.#validUntil;
+  }
+
   /** One page of the list at `nowMs`. A cursor that is not one of ours is a {@link ValidationError}. */
   page(query: CooldownPageQuery, nowMs: number): CooldownPage {
     this.#refresh(nowMs);
