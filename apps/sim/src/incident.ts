@@ -1,8 +1,9 @@
-import { FakeClock, type Keys, type Kv, MemoryKv, TaskRecordSchema, TaskStore, seededRandom } from '@maintd/core';
+import { type Keys, type Kv, MemoryKv, type TaskRecord, TaskStore, seededRandom } from '@maintd/core';
 import { Scheduler, createMetrics, loadConfig, storeOptions } from '@maintd/scheduler';
 import { pino } from 'pino';
 import { Fleet } from './fleet.js';
 import type { MergeRun } from './merge-executor.js';
+import { SimClock } from './sim-clock.js';
 import { createSimWorker, inProcessEndpoints, inProcessFetch } from './worker-app.js';
 
 /** Parameters of the incident reproduction. */
@@ -148,7 +149,7 @@ export const INCIDENT_FLEET: IncidentFleet = {
  */
 export async function runIncident(o: IncidentOptions): Promise<IncidentResult> {
   const start = Date.UTC(2026, 0, 1);
-  const clock = new FakeClock(start);
+  const clock = new SimClock(start);
   const root = new MemoryKv({ clock, historyLimit: 1000 });
   const shape = { ...INCIDENT_FLEET, ...o.fleet };
   const fleetOptions = {
@@ -238,7 +239,9 @@ export async function runIncident(o: IncidentOptions): Promise<IncidentResult> {
   const watch = await root.watch(probe.keys.tasksPrefix, (events) => {
     for (const e of events) {
       if (e.type !== 'put') continue;
-      const t = TaskRecordSchema.parse(JSON.parse(e.value));
+      // Written by the store's own encoder a moment ago: validating each of the run's tens of
+      // thousands of task writes again would only cost time.
+      const t = JSON.parse(e.value) as TaskRecord;
       if (t.kind !== 'merge_wal') continue;
       const entry = timeline.get(t.id) ?? { target: t.target, enqueued: t.enqueued_at };
       if (t.state === 'running' && entry.started === undefined) entry.started = t.started_at;

@@ -1,11 +1,12 @@
 import { writeFile } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
 import { type ServerType, serve } from '@hono/node-server';
 import { seededRandom, systemClock } from '@maintd/core';
 import { EXIT, versionText } from '@maintd/settings';
 import { queueChartSvg, workerChartSvg } from './chart.js';
 import { UsageError, parseCli } from './cli.js';
 import { Fleet } from './fleet.js';
-import { formatIncident, runIncident } from './incident.js';
+import { type IncidentOptions, type IncidentResult, formatIncident } from './incident.js';
 import { VERSION } from './version.js';
 import { createWorkerApp } from './worker-app.js';
 
@@ -106,8 +107,7 @@ async function incident(values: Values): Promise<void> {
     hours: int(values.hours, 'hours', 6, 1),
     seed: int(values.seed, 'seed', 1),
   };
-  const off = await runIncident({ ...o, cooldown: false });
-  const on = await runIncident({ ...o, cooldown: true });
+  const [off, on] = await Promise.all([inThread({ ...o, cooldown: false }), inThread({ ...o, cooldown: true })]);
   process.stdout.write(formatIncident(o, off, on));
   if (values.chart) {
     await writeFile(values.chart, await queueChartSvg(off.series, on.series));
@@ -120,4 +120,19 @@ async function incident(values: Values): Promise<void> {
     );
     process.stderr.write(`worker chart written to ${values['worker-chart']}\n`);
   }
+}
+
+/** Runs one half of the incident in a worker thread (`runIncident` there; its result is plain data). */
+function inThread(o: IncidentOptions): Promise<IncidentResult> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./incident-thread.js', import.meta.url), { workerData: o });
+    let result: IncidentResult | undefined;
+    worker.once('message', (r: IncidentResult) => (result = r));
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      if (result) resolve(result);
+      else
+        reject(new Error(`the incident's ${o.cooldown ? 'cooldown-on' : 'cooldown-off'} run exited with code ${code}`));
+    });
+  });
 }

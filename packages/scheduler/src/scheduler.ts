@@ -350,7 +350,10 @@ export class Scheduler {
 
   async #poolLoop(p: Pool): Promise<void> {
     while (!this.#stop.signal.aborted) {
-      p.wake = new AbortController();
+      // A fresh controller only once the last one fired: an idle pool polls every POLL_MS, and
+      // a controller per poll was a large share of a simulation's CPU (Node builds a
+      // transferable AbortSignal for each).
+      if (p.wake.signal.aborted) p.wake = new AbortController();
       while (p.running.size < p.size && !this.#stop.signal.aborted) {
         let claim: Claim | undefined;
         try {

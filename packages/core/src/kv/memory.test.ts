@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.js';
 import { ClosedError, LeaseNotFoundError } from '../errors.js';
@@ -45,8 +46,45 @@ describe('MemoryKv', () => {
 
   it('orders keys by their UTF-8 bytes, as etcd does', async () => {
     const kv = new MemoryKv({ clock: new FakeClock() });
-    for (const k of ['p/\u{1F600}', 'p/\uFFFD', 'p/z', 'p/A']) await kv.put(k, k);
-    expect((await kv.range('p/')).kvs.map((e) => e.key)).toEqual(['p/A', 'p/z', 'p/\uFFFD', 'p/\u{1F600}']);
+    for (const k of ['p/\u{1F600}', 'p/\uFFFD', 'p/zz', 'p/z', 'p/A']) await kv.put(k, k);
+    expect((await kv.range('p/')).kvs.map((e) => e.key)).toEqual(['p/A', 'p/z', 'p/zz', 'p/\uFFFD', 'p/\u{1F600}']);
     kv.destroy();
+  });
+
+  it('answers every prefix range as a byte-order sort of the matching keys, whatever their characters', async () => {
+    // Characters on both sides of the surrogates, pairs among them, and the neighbours of the
+    // bounds the search special-cases. Keys and prefixes are whole characters (well-formed UTF-16):
+    // a lone surrogate has no UTF-8 encoding of its own, so etcd could not hold such a key.
+    const char = fc.constantFrom(
+      ...['a', 'b', '/', '\u007f', '\u0080', '\u07ff', '\ud7fe', '\ud7ff', '\ue000', '\ufffd', '\uffff'],
+      ...['\u{10000}', '\u{1f600}', '\u{10ffff}'],
+    );
+    const chars = fc.array(char, { minLength: 1, maxLength: 4 });
+    const bytes = (k: string): Buffer => Buffer.from(k, 'utf8');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(chars, { maxLength: 30, selector: (cs) => cs.join('') }),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        async (keyChars, removedAt) => {
+          const keys = keyChars.map((cs) => cs.join(''));
+          const kv = new MemoryKv({ clock: new FakeClock() });
+          for (const k of keys) await kv.put(k, k);
+          const removed = new Set(removedAt.map((i) => keys[i % Math.max(1, keys.length)]));
+          for (const k of removed) if (k !== undefined) await kv.delete(k);
+          const left = keys.filter((k) => !removed.has(k));
+          // Every key's every leading run of characters, and the empty prefix.
+          const prefixes = new Set(['', ...keyChars.flatMap((cs) => cs.map((_, i) => cs.slice(0, i + 1).join('')))]);
+          for (const prefix of prefixes) {
+            const want = left.filter((k) => k.startsWith(prefix)).sort((x, y) => Buffer.compare(bytes(x), bytes(y)));
+            const got = await kv.range(prefix);
+            expect(got.kvs.map((e) => e.key)).toEqual(want);
+            expect(got.count).toBe(want.length);
+            expect((await kv.range(prefix, { countOnly: true })).count).toBe(want.length);
+          }
+          kv.destroy();
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
