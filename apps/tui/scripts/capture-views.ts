@@ -67,13 +67,22 @@ try {
     const text = tmux('capture-pane', '-p', '-t', 'top').replace(/\s+$/, '');
     process.stdout.write(`### ${title}\n\n\`\`\`text\n${text}\n\`\`\`\n\n`);
   };
-  await sleep(1500);
+  // The dashboard's first full read (and Node's start) on a busy machine.
+  await sleep(4000);
   await shot('1 Overview');
   await shot('2 Tasks', '2');
   await shot('3 Cooldowns', '3');
   await shot('Detail pane (Enter on a cooldown)', 'Enter');
-  await shot('Confirm dialog (c)', 'Escape', 'c');
-  await shot('4 Stores', 'n', '4');
+  // Escape alone: sent with the next key it would read as Alt+key.
+  tmux('send-keys', '-t', 'top', 'Escape');
+  await sleep(300);
+  await shot('Confirm dialog (c)', 'c');
+  await shot('Reason prompt (p)', 'n', 'p');
+  tmux('send-keys', '-t', 'top', '-l', 'fragment lost, restore planned Monday');
+  await shot('Park confirm dialog', 'Enter');
+  await shot('3 Cooldowns, parked', 'y');
+  await shot('1 Overview, with the park', '1');
+  await shot('4 Stores', '4');
   await shot('5 Workers', '5');
   await shot('Help (?)', '?');
   tmux('send-keys', '-t', 'top', 'q');

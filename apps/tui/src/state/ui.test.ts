@@ -322,6 +322,11 @@ describe('park and release', () => {
 });
 
 describe('splitInput', () => {
+  it('turns an Enter or a backspace inside a chunk into that key (a reason typed, then Enter)', () => {
+    expect(splitInput({ input: 'ab\r' })).toEqual([{ input: 'a' }, { input: 'b' }, { input: '', return: true }]);
+    expect(splitInput({ input: 'a\u007f' })).toEqual([{ input: 'a' }, { input: '', backspace: true }]);
+  });
+
   it('splits a chunk of typed keys into one press per key', () => {
     expect(splitInput({ input: '  c' })).toEqual([{ input: ' ' }, { input: ' ' }, { input: 'c' }]);
   });

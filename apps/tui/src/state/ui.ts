@@ -138,16 +138,26 @@ export function describeAction(p: PendingAction): string {
   return `run ${kinds} now on ${n === 1 ? p.items[0]!.target : `${n} targets`}`;
 }
 
+/** The keys a chunk of text may carry as plain characters (Enter after a typed reason). */
+const CHUNK_KEYS: Readonly<Record<string, KeyPress>> = {
+  '\r': { input: '', return: true },
+  '\n': { input: '', return: true },
+  '\t': { input: '', tab: true },
+  '\u007f': { input: '', backspace: true },
+  '\b': { input: '', backspace: true },
+};
+
 /**
  * One key press per character: a terminal delivers keys typed faster than it is read (or sent by
- * `tmux send-keys`) as one chunk, and Ink passes such a chunk on whole, like a paste.
+ * `tmux send-keys`) as one chunk, and Ink passes such a chunk on whole, like a paste, its Enter
+ * included as a plain `\r`.
  */
 export function splitInput(press: KeyPress): KeyPress[] {
   const chars = [...press.input];
   const special =
     press.ctrl || press.meta || press.return || press.escape || press.tab || press.backspace || press.delete;
   if (chars.length <= 1 || special) return [press];
-  return chars.map((input) => ({ input }));
+  return chars.map((input) => CHUNK_KEYS[input] ?? { input });
 }
 
 const ok = (state: UiState, ...effects: Effect[]): KeyResult => ({ state, effects });

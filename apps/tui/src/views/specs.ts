@@ -273,11 +273,13 @@ export const COOLDOWNS: ListSpec<Cooldown> = {
         return { text: next === undefined ? '-' : formatDuration(next) };
       },
     },
+    // Narrow terminals drop the age of the last failure first: until when and the next window
+    // say more about what the sweeps will do.
     {
       title: 'LAST FAIL',
       width: 10,
       align: 'right',
-      drop: 1,
+      drop: 4,
       cell: (c, x) => ({ text: c.last_failure_ms === undefined ? '-' : formatAgo(c.last_failure_ms, x.now) }),
     },
     // The column the view is for: at least 20 wide, the rest of the terminal on wider ones.
