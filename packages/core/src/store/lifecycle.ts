@@ -186,7 +186,7 @@ export class TaskLifecycle {
     let lease: Lease | undefined;
     // Whether a transaction carrying the lease may have committed: one that threw (a lost reply)
     // may have, and revoking its lease then would delete the count it wrote.
-    let maybeCommitted = false;
+    let maybeCommitted: boolean | undefined;
     let conflicts = 0;
     try {
       for (let attempt = 0; ; attempt++) {

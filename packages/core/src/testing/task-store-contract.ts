@@ -860,14 +860,14 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
           const kv = await h.connect();
           const target = `broken-${seed}`;
           let sweepAt: 'before' | 'after' | 'both' | undefined;
-          let sweeper: TaskStore | undefined;
+          const sweeper = await open({ cooldown: { afterFailures: threshold, jitter: 0 } });
           const sweep = async (): Promise<void> => {
             const [cooling, active] = await Promise.all([
-              sweeper!.coolingTargets('merge_wal'),
-              sweeper!.activeTargets('merge_wal'),
+              sweeper.coolingTargets('merge_wal'),
+              sweeper.activeTargets('merge_wal'),
             ]);
             if (!cooling.has(target) && !active.has(target)) {
-              await sweeper!.enqueue('merge_wal', target, { source: 'sweep' });
+              await sweeper.enqueue('merge_wal', target, { source: 'sweep' });
             }
           };
           const racing = interceptKv(kv, async (forward, compares, success, failure) => {
@@ -880,7 +880,6 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
             return res;
           });
           const worker = await open({ kv: racing, cooldown: { afterFailures: threshold, jitter: 0 } });
-          sweeper = await open({ cooldown: { afterFailures: threshold, jitter: 0 } });
           await sweeper.enqueue('merge_wal', target, { source: 'sweep' });
           let attempts = 0;
           for (;;) {
