@@ -429,14 +429,26 @@ export interface PackedAggregate {
   readonly taskValues: Float64Array;
   /** Tasks whose key does not end in a UUID: map key and packed value. */
   readonly otherTasks: readonly (readonly [string, number])[];
-  /** Per kind (TASK_KINDS order): cooldown key and entry. */
-  readonly cooldowns: readonly (readonly (readonly [string, CooldownEntry])[])[];
-  /** Per kind (TASK_KINDS order): park, keyed as the aggregate keys it, and its `until_ms`. */
-  readonly parks: readonly (readonly (readonly [string, number | null])[])[];
-  /** Stats key and pending WAL generations. */
-  readonly stats: readonly (readonly [string, number])[];
+  /**
+   * Per kind (TASK_KINDS order): cooldown keys, and in `numbers` three per key: failures,
+   * until_ms (NaN for null), first_failure_ms.
+   */
+  readonly cooldowns: readonly PackedSection[];
+  /** Per kind (TASK_KINDS order): parks, keyed as the aggregate keys them, and their until_ms (NaN for null). */
+  readonly parks: readonly PackedSection[];
+  /** Stats keys and their pending WAL generations. */
+  readonly stats: PackedSection;
   readonly masters: readonly string[];
   readonly invalid: readonly string[];
+}
+
+/**
+ * Keys and the numbers kept for each, flat: no pair or entry object per key crosses, so the
+ * receiving heap builds each entry once.
+ */
+export interface PackedSection {
+  readonly keys: readonly string[];
+  readonly numbers: Float64Array;
 }
 
 /** `agg` as a {@link PackedAggregate}; `agg` itself is left as it was. */
@@ -461,9 +473,21 @@ export function packAggregate(agg: ClusterAggregate): PackedAggregate {
     taskIds,
     taskValues,
     otherTasks,
-    cooldowns: agg.cooldowns.map((records) => [...records]),
-    parks: agg.parks.map((parks) => [...parks]),
-    stats: [...agg.stats],
+    cooldowns: agg.cooldowns.map((records) =>
+      packSection(records, 3, (e, out, at) => {
+        out[at] = e.failures;
+        out[at + 1] = e.untilMs ?? NaN;
+        out[at + 2] = e.firstFailureMs;
+      }),
+    ),
+    parks: agg.parks.map((parks) =>
+      packSection(parks, 1, (until, out, at) => {
+        out[at] = until ?? NaN;
+      }),
+    ),
+    stats: packSection(agg.stats, 1, (pending, out, at) => {
+      out[at] = pending;
+    }),
     masters: [...agg.masters],
     invalid: [...agg.invalid],
   };
@@ -477,24 +501,43 @@ export function unpackAggregate(packed: PackedAggregate): ClusterAggregate {
     addTask(agg, latin1(packed.taskIds, i * ID_BYTES), packed.taskValues[i]!);
   }
   for (const [id, value] of packed.otherTasks) addTask(agg, id, value);
-  packed.cooldowns.forEach((records, kind) => {
+  packed.cooldowns.forEach(({ keys, numbers }, kind) => {
+    const records = agg.cooldowns[kind];
     const counts = agg.failureCounts[kind];
-    if (!counts) return;
-    for (const [key, entry] of records) {
-      agg.cooldowns[kind]!.set(key, entry);
-      counts.set(entry.failures, (counts.get(entry.failures) ?? 0) + 1);
-    }
+    if (!records || !counts) return;
+    keys.forEach((key, i) => {
+      const failures = numbers[3 * i]!;
+      const until = numbers[3 * i + 1]!;
+      records.set(key, { failures, untilMs: Number.isNaN(until) ? null : until, firstFailureMs: numbers[3 * i + 2]! });
+      counts.set(failures, (counts.get(failures) ?? 0) + 1);
+    });
   });
-  packed.parks.forEach((parks, kind) => {
-    for (const [key, until] of parks) agg.parks[kind]?.set(key, until);
+  packed.parks.forEach(({ keys, numbers }, kind) => {
+    keys.forEach((key, i) => agg.parks[kind]?.set(key, Number.isNaN(numbers[i]) ? null : numbers[i]!));
   });
-  for (const [key, pending] of packed.stats) {
+  packed.stats.keys.forEach((key, i) => {
+    const pending = packed.stats.numbers[i]!;
     agg.stats.set(key, pending);
     agg.pendingWalGenerations += pending;
-  }
+  });
   for (const key of packed.masters) agg.masters.add(key);
   for (const key of packed.invalid) agg.invalid.add(key);
   return agg;
+}
+
+/** `map` as a {@link PackedSection} of `width` numbers per key, written by `write`. */
+function packSection<V>(
+  map: ReadonlyMap<string, V>,
+  width: number,
+  write: (value: V, out: Float64Array, at: number) => void,
+): PackedSection {
+  const keys: string[] = [];
+  const numbers = new Float64Array(map.size * width);
+  for (const [key, value] of map) {
+    write(value, numbers, keys.length * width);
+    keys.push(key);
+  }
+  return { keys, numbers };
 }
 
 /** Adds a task the aggregate does not hold yet, by its map key and packed value. */
