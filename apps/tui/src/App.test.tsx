@@ -570,6 +570,27 @@ describe('data and screen', () => {
     expect(m.lines()[4]).toMatch(/store-0001\s+cooling\s+8\s/);
   });
 
+  it('draws a change of the tab counts alone at most every 250 ms', async () => {
+    const many: Cooldown[] = Array.from({ length: 100 }, (_, i) =>
+      cooldown(`store-${String(i).padStart(4, '0')}`, { until_ms: NOW + 1000 * (10_000 - i) }),
+    );
+    let data: FleetData = { ...EMPTY_FLEET, cooldowns: cooldownMap(many), storesTotal: 100, tasks: new Map() };
+    const m = mount({ data, size: { columns: 120, rows: 24 } });
+    await m.press('3');
+    const drawn = m.frameCount();
+    // New tasks: only the Tasks tab's count moves.
+    for (let i = 0; i < 5; i++) {
+      data = applyEvents(data, [{ type: 'task', revision: i, task: task(500 + i) }], NOW);
+      m.source.set({ data });
+      await m.settle();
+    }
+    expect(m.frameCount()).toBe(drawn);
+    await new Promise((r) => setTimeout(r, 300));
+    await m.settle();
+    expect(m.frameCount()).toBe(drawn + 1);
+    expect(m.lines()[1]).toContain('2 Tasks 5');
+  });
+
   it('moves a changed row into its sorted place without rebuilding the list', async () => {
     const data: FleetData = {
       ...sampleFleet(),

@@ -78,6 +78,8 @@ export interface AppProps {
 const CHROME_ROWS = 4;
 /** Parallel requests of one bulk action. */
 const ACTION_CONCURRENCY = 4;
+/** Longest a change of the tab counts alone waits to be drawn. */
+const COUNTS_MS = 250;
 
 /** What a frame shows of the data, for a list view: the App draws only when it changes. */
 function listSignature(
@@ -122,7 +124,10 @@ function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
 /** What a frame shows: the chrome's data, plus the view's (rows on screen, or the Overview's model). */
 interface Shown {
   readonly snapshot?: FleetSnapshot;
+  /** The connection as the header shows it. */
   readonly chrome: readonly unknown[];
+  /** The tabs' counts (drawn at most every {@link COUNTS_MS} when nothing else changed). */
+  readonly counts: readonly unknown[];
   readonly view: readonly unknown[];
   readonly overview: OverviewModel | undefined;
 }
@@ -139,7 +144,9 @@ export function App(props: AppProps): ReactNode {
     (): Clock => (fixedNow ? { now: fixedNow, sleep: (ms, signal) => base.sleep(ms, signal) } : base),
     [base, fixedNow],
   );
-  const now = useNow(clock, props.tickMs ?? 1000);
+  // The time shown, to the second (what every clock, countdown and age on screen resolves): rows
+  // that read it are redrawn once a second, not on every frame.
+  const now = Math.floor(useNow(clock, props.tickMs ?? 1000) / 1000) * 1000;
   const size = useTerminalSize(props.size);
   const { source } = props;
   const [ui, setUi] = useState<UiState>(() =>
@@ -161,19 +168,18 @@ export function App(props: AppProps): ReactNode {
         connection.state,
         connection.error,
         connection.state === 'live' ? undefined : connection.lastUpdateMs,
-        data.tasks?.size,
-        data.cooldowns?.size,
-        data.storesTotal,
-        data.workers?.length,
       ];
+      const counts: unknown[] = [data.tasks?.size, data.cooldowns?.size, data.storesTotal, data.workers?.length];
       if (u.overlay === 'detail' && u.detail) {
-        return { chrome, view: detailSignature(u.detail.view, u.detail.key, data), overview: undefined };
+        return { chrome, counts, view: detailSignature(u.detail.view, u.detail.key, data), overview: undefined };
       }
-      if (u.overlay !== 'none') return { chrome, view: [], overview: undefined };
-      if (isList(u.view))
-        return { chrome, view: listSignature(u, u.view, data, lists, bodyHeight), overview: undefined };
+      if (u.overlay !== 'none') return { chrome, counts, view: [], overview: undefined };
+      if (isList(u.view)) {
+        return { chrome, counts, view: listSignature(u, u.view, data, lists, bodyHeight), overview: undefined };
+      }
       return {
         chrome,
+        counts,
         view: [],
         overview: withOverview ? overviewModel(data, nowMs, guardOverride) : undefined,
       };
@@ -187,6 +193,9 @@ export function App(props: AppProps): ReactNode {
   const gate = useRef({ measure, clock });
   gate.current = { measure, clock };
   useEffect(() => {
+    // A change of the tab counts alone waits for the next frame, at most COUNTS_MS: with 100
+    // changes a second they would otherwise move (and cost a frame) 20 times a second.
+    let countsTimer: AbortController | undefined;
     const check = (): void => {
       const last = shown.current;
       if (!last) return redraw();
@@ -195,12 +204,27 @@ export function App(props: AppProps): ReactNode {
         !sameItems(next.chrome, last.chrome) ||
         !sameItems(next.view, last.view) ||
         (next.overview !== undefined && (last.overview === undefined || !sameOverview(next.overview, last.overview)));
-      if (changed) redraw();
+      if (changed) return redraw();
+      if (sameItems(next.counts, last.counts) || countsTimer) return;
+      const timer = new AbortController();
+      countsTimer = timer;
+      gate.current.clock.sleep(COUNTS_MS, timer.signal).then(
+        () => {
+          countsTimer = undefined;
+          // Drawn meanwhile (or back as they were): nothing to do.
+          const now = gate.current.measure(source.getSnapshot(), uiRef.current, gate.current.clock.now(), false);
+          if (shown.current && !sameItems(now.counts, shown.current.counts)) redraw();
+        },
+        () => undefined,
+      );
     };
     const unsubscribe = source.subscribe(check);
     // A change between the first render and this subscription.
     if (source.getSnapshot() !== shown.current?.snapshot) check();
-    return unsubscribe;
+    return () => {
+      countsTimer?.abort();
+      unsubscribe();
+    };
   }, [source]);
   const snapshot = source.getSnapshot();
   const { data, connection } = snapshot;

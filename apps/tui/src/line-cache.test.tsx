@@ -1,7 +1,10 @@
 import { Box, Text } from 'ink';
 import { render } from 'ink-testing-library';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { installLineCache } from './line-cache.js';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ORIGINAL_GET, ROWS_CACHED, installLineCache } from './line-cache.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -39,5 +42,58 @@ describe('installLineCache', () => {
     expect(second).toBe(first!.replace('changed 1', 'changed 2'));
     expect(second).toContain('row 19 ');
     ink.unmount();
+  });
+
+  it('draws every frame exactly as Ink does: random lines, colours, wide characters, transformers, off-grid writes', async () => {
+    await installLineCache();
+    const entry = createRequire(import.meta.url).resolve('ink');
+    type Out = {
+      write(x: number, y: number, text: string, o: { transformers: ((s: string, i: number) => string)[] }): void;
+      get(): { output: string; height: number };
+    };
+    const { default: Output } = (await import(pathToFileURL(join(dirname(entry), 'output.js')).href)) as {
+      default: new (o: { width: number; height: number }) => Out;
+    };
+    const original = (Output.prototype as unknown as Record<symbol, Out['get']>)[ORIGINAL_GET]!;
+    // The row cache is in use (Ink's tokenizer was found next to it), not just the line cache.
+    expect((Output.prototype as unknown as Record<symbol, boolean>)[ROWS_CACHED]).toBe(true);
+    let seed = 7;
+    const random = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % n;
+    };
+    const words = ['plain', '\u001b[31mred\u001b[39m', '日本', '\u001b[1mbold\u001b[22m x', '🙂 ok', 'a\nb', ''];
+    const inverse = (s: string): string => `\u001b[7m${s}\u001b[27m`;
+    // A screen that changes a little from frame to frame, as a dashboard's does.
+    let ops = Array.from({ length: 12 }, (_, i) => ({
+      x: random(10),
+      y: i,
+      text: words[random(words.length)]!,
+      inv: false,
+    }));
+    for (let frame = 0; frame < 200; frame++) {
+      if (random(3) === 0) {
+        const i = random(ops.length);
+        ops = ops.map((o, j) =>
+          j === i
+            ? {
+                x: random(14) - 2,
+                y: random(16) - 2,
+                text: words.slice(0, 1 + random(words.length)).join(' '),
+                inv: random(2) === 0,
+              }
+            : o,
+        );
+      }
+      const width = frame < 150 ? 30 : 24;
+      const fast = new Output({ width, height: 12 });
+      const slow = new Output({ width, height: 12 });
+      for (const o of ops) {
+        const t = { transformers: o.inv ? [inverse] : [] };
+        fast.write(o.x, o.y, o.text, t);
+        slow.write(o.x, o.y, o.text, t);
+      }
+      expect(fast.get()).toEqual(original.call(slow));
+    }
   });
 });

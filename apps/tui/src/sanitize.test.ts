@@ -39,4 +39,20 @@ describe('sanitizeDeep', () => {
       b: { c: 'y', d: true },
     });
   });
+
+  it('returns the same objects when nothing needed cleaning, and copies only what did', () => {
+    const page = {
+      stores: [
+        { name: 'a', owners: ['http://w1'] },
+        { name: 'b\u001b[2J', owners: [] },
+      ],
+      total: 2,
+    };
+    const out = sanitizeDeep(page);
+    expect(out).not.toBe(page);
+    expect(out.stores[0]).toBe(page.stores[0]);
+    expect(out.stores[1]).toEqual({ name: 'b', owners: [] });
+    const clean = { stores: [{ name: 'a' }], total: 1 };
+    expect(sanitizeDeep(clean)).toBe(clean);
+  });
 });

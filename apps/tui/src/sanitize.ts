@@ -18,18 +18,43 @@ export function sanitizeText(text: string): string {
   return PLAIN.test(text) ? text : sanitizeError(text, Number.POSITIVE_INFINITY);
 }
 
-/** A copy of `value` with {@link sanitizeText} applied to every string in it, keys included. */
+/**
+ * `value` with {@link sanitizeText} applied to every string in it, keys included: the same object
+ * where nothing needed it (nearly always: a page of 200 clean stores is not copied), else a copy
+ * of what changed.
+ */
 export function sanitizeDeep<T>(value: T): T {
   return clean(value) as T;
 }
 
 function clean(value: unknown): unknown {
   if (typeof value === 'string') return sanitizeText(value);
-  if (Array.isArray(value)) return value.map(clean);
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      const c = clean(v);
+      if (c !== v) (out ??= value.slice())[i] = c;
+    }
+    return out ?? value;
+  }
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[sanitizeText(k)] = clean(v);
-    return out;
+    const source = value as Record<string, unknown>;
+    const keys = Object.keys(source);
+    let out: Record<string, unknown> | undefined;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const v = source[k];
+      const ck = sanitizeText(k);
+      const cv = clean(v);
+      if (!out && (ck !== k || cv !== v)) {
+        // The first change: copy what came before it, as it was.
+        out = {};
+        for (let j = 0; j < i; j++) out[keys[j]!] = source[keys[j]!];
+      }
+      if (out) out[ck] = cv;
+    }
+    return out ?? value;
   }
   return value;
 }
