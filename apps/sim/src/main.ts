@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { type ServerType, serve } from '@hono/node-server';
 import { seededRandom, systemClock } from '@maintd/core';
@@ -6,7 +7,7 @@ import { EXIT, versionText } from '@maintd/settings';
 import { queueChartSvg, workerChartSvg } from './chart.js';
 import { UsageError, parseCli } from './cli.js';
 import { Fleet } from './fleet.js';
-import { type IncidentOptions, type IncidentResult, formatIncident } from './incident.js';
+import { type IncidentOptions, type IncidentResult, formatIncident, runIncident } from './incident.js';
 import { VERSION } from './version.js';
 import { createWorkerApp } from './worker-app.js';
 
@@ -107,7 +108,11 @@ async function incident(values: Values): Promise<void> {
     hours: int(values.hours, 'hours', 6, 1),
     seed: int(values.seed, 'seed', 1),
   };
-  const [off, on] = await Promise.all([inThread({ ...o, cooldown: false }), inThread({ ...o, cooldown: true })]);
+  // The halves share nothing: side by side on two cores, one after the other on one.
+  const [off, on] =
+    availableParallelism() > 1
+      ? await Promise.all([inThread({ ...o, cooldown: false }), inThread({ ...o, cooldown: true })])
+      : [await runIncident({ ...o, cooldown: false }), await runIncident({ ...o, cooldown: true })];
   process.stdout.write(formatIncident(o, off, on));
   if (values.chart) {
     await writeFile(values.chart, await queueChartSvg(off.series, on.series));
@@ -122,7 +127,7 @@ async function incident(values: Values): Promise<void> {
   }
 }
 
-/** Runs one half of the incident in a worker thread (`runIncident` there; its result is plain data). */
+/** Runs one half of the incident in a worker thread ({@link runIncident} there; its result is plain data). */
 function inThread(o: IncidentOptions): Promise<IncidentResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./incident-thread.js', import.meta.url), { workerData: o });

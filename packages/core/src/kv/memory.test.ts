@@ -65,15 +65,20 @@ describe('MemoryKv', () => {
       fc.asyncProperty(
         fc.uniqueArray(chars, { maxLength: 30, selector: (cs) => cs.join('') }),
         fc.array(fc.nat(), { maxLength: 4 }),
-        async (keyChars, removedAt) => {
+        fc.array(chars, { maxLength: 4 }),
+        async (keyChars, removedAt, otherPrefixes) => {
           const keys = keyChars.map((cs) => cs.join(''));
           const kv = new MemoryKv({ clock: new FakeClock() });
           for (const k of keys) await kv.put(k, k);
           const removed = new Set(removedAt.map((i) => keys[i % Math.max(1, keys.length)]));
           for (const k of removed) if (k !== undefined) await kv.delete(k);
           const left = keys.filter((k) => !removed.has(k));
-          // Every key's every leading run of characters, and the empty prefix.
-          const prefixes = new Set(['', ...keyChars.flatMap((cs) => cs.map((_, i) => cs.slice(0, i + 1).join('')))]);
+          // Every key's every leading run of characters, others, and the empty prefix.
+          const prefixes = new Set([
+            '',
+            ...keyChars.flatMap((cs) => cs.map((_, i) => cs.slice(0, i + 1).join(''))),
+            ...otherPrefixes.map((cs) => cs.join('')),
+          ]);
           for (const prefix of prefixes) {
             const want = left.filter((k) => k.startsWith(prefix)).sort((x, y) => Buffer.compare(bytes(x), bytes(y)));
             const got = await kv.range(prefix);

@@ -74,9 +74,10 @@ class Backend {
   // Keys are kept in UTF-8 byte order, as etcd orders them.
   #indexOf(key: string): number {
     const keys = this.sortedKeys;
-    // Without a unit from 0xD800 up on either side, UTF-16 order is UTF-8 byte order, and the
-    // engine compares strings several times faster than compareKeys can.
-    const narrow = this.#wideKeys === 0 && !isWide(key);
+    // While no stored key has a unit from 0xD800 up, the engine's UTF-16 comparison gives the
+    // UTF-8 byte order for any `key` (where they first differ, a stored key's unit is a code point
+    // below 0xD800 and `key`'s is either that too or encodes above it), several times faster.
+    const narrow = this.#wideKeys === 0;
     let lo = 0;
     let hi = keys.length;
     while (lo < hi) {
