@@ -570,7 +570,7 @@ describe('data and screen', () => {
     expect(m.lines()[4]).toMatch(/store-0001\s+cooling\s+8\s/);
   });
 
-  it('draws a change of the tab counts alone at most every 250 ms', async () => {
+  it('draws a change of the tab counts alone at most once a second', async () => {
     const many: Cooldown[] = Array.from({ length: 100 }, (_, i) =>
       cooldown(`store-${String(i).padStart(4, '0')}`, { until_ms: NOW + 1000 * (10_000 - i) }),
     );
@@ -585,7 +585,7 @@ describe('data and screen', () => {
       await m.settle();
     }
     expect(m.frameCount()).toBe(drawn);
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, 1100));
     await m.settle();
     expect(m.frameCount()).toBe(drawn + 1);
     expect(m.lines()[1]).toContain('2 Tasks 5');

@@ -48,8 +48,45 @@ export type LineCacheResult = 'installed' | 'already' | 'unsupported';
 const MARK = Symbol.for('maintd-top.line-cache');
 /** Ink's own `get`, kept on the prototype (the tests compare both). */
 export const ORIGINAL_GET = Symbol.for('maintd-top.line-cache.original-get');
-/** Set on the prototype when rows are reused too (Ink's tokenizer was found), not lines alone. */
+/**
+ * Set on the prototype when rows are reused too and ASCII lines skip the segmenter (Ink's
+ * tokenizer was found), not just lines kept.
+ */
 export const ROWS_CACHED = Symbol.for('maintd-top.line-cache.rows');
+
+/** The parts of Ink's tokenizer (`@alcalzone/ansi-tokenize`) this uses. */
+export interface Tokenizer {
+  readonly tokenize: (line: string) => readonly unknown[];
+  readonly styledCharsFromTokens: (tokens: readonly unknown[]) => readonly StyledChar[];
+  readonly styledCharsToString: (chars: readonly StyledChar[]) => string;
+}
+
+// Printable ASCII and SGR sequences (colours, bold, inverse) only: what the dashboard draws.
+// eslint-disable-next-line no-control-regex
+const SIMPLE_LINE = /^(?:[\u0020-\u007e]|\u001b\[[0-9;]*m)*$/;
+
+/**
+ * A line's styled cells, as Ink's tokenizer makes them, without its grapheme segmenter for the
+ * lines that need none: in printable ASCII every character is one grapheme one column wide, so
+ * only the escape sequences go through the tokenizer. Anything else goes through it whole.
+ */
+export function styledChars(line: string, t: Tokenizer): readonly StyledChar[] {
+  if (!SIMPLE_LINE.test(line)) return t.styledCharsFromTokens(t.tokenize(line));
+  const tokens: unknown[] = [];
+  let i = 0;
+  while (i < line.length) {
+    if (line.charCodeAt(i) === 0x1b) {
+      const end = line.indexOf('m', i) + 1;
+      for (const token of t.tokenize(line.slice(i, end))) tokens.push(token);
+      i = end;
+    } else {
+      const next = line.indexOf('\u001b', i);
+      const stop = next === -1 ? line.length : next;
+      for (; i < stop; i++) tokens.push({ type: 'char', value: line[i], fullWidth: false });
+    }
+  }
+  return t.styledCharsFromTokens(tokens);
+}
 
 /** Where a line's styled characters go in a row: the row is a function of its placements. */
 interface Placement {
@@ -61,6 +98,21 @@ interface Placement {
 interface Rows {
   readonly width: number;
   readonly rows: readonly { readonly placements: readonly Placement[]; readonly text: string }[];
+}
+
+/** How much of the frames drawn so far was reused (for tests and profiling). */
+export interface LineCacheStats {
+  /** Rows whose text was the previous frame's. */
+  rowsReused: number;
+  /** Rows turned into text afresh. */
+  rowsDrawn: number;
+}
+
+const stats: LineCacheStats = { rowsReused: 0, rowsDrawn: 0 };
+
+/** A copy of the counters of the rows reused and drawn by this copy of the module. */
+export function lineCacheStats(): LineCacheStats {
+  return { ...stats };
 }
 
 const BLANK: StyledChar = Object.freeze({ type: 'char', value: ' ', fullWidth: false, styles: Object.freeze([]) });
@@ -91,7 +143,7 @@ function samePlacements(a: readonly Placement[], b: readonly Placement[]): boole
  */
 export async function installLineCache(): Promise<LineCacheResult> {
   let Output: { prototype: InkOutput } | undefined;
-  let styledCharsToString: ((chars: readonly StyledChar[]) => string) | undefined;
+  let tokenizer: Tokenizer | undefined;
   try {
     const entry = createRequire(import.meta.url).resolve('ink');
     const mod = (await import(pathToFileURL(join(dirname(entry), 'output.js')).href)) as {
@@ -100,14 +152,18 @@ export async function installLineCache(): Promise<LineCacheResult> {
     Output = mod.default;
     // Ink's own dependency (not this package's): next to Ink (pnpm, npm) or inside it.
     const ink = dirname(dirname(entry));
-    const tokenizer = [
+    const path = [
       join(ink, '..', '@alcalzone', 'ansi-tokenize', 'build', 'index.js'),
       join(ink, 'node_modules', '@alcalzone', 'ansi-tokenize', 'build', 'index.js'),
     ].find((p) => existsSync(p));
-    if (tokenizer) {
-      const t = (await import(pathToFileURL(tokenizer).href)) as { styledCharsToString?: unknown };
-      if (typeof t.styledCharsToString === 'function') {
-        styledCharsToString = t.styledCharsToString as (chars: readonly StyledChar[]) => string;
+    if (path) {
+      const t = (await import(pathToFileURL(path).href)) as Partial<Record<keyof Tokenizer, unknown>>;
+      if (
+        typeof t.tokenize === 'function' &&
+        typeof t.styledCharsFromTokens === 'function' &&
+        typeof t.styledCharsToString === 'function'
+      ) {
+        tokenizer = t as unknown as Tokenizer;
       }
     }
   } catch {
@@ -135,7 +191,7 @@ export async function installLineCache(): Promise<LineCacheResult> {
         offsetX += w;
       }
     }
-    return styledCharsToString!(cells.filter((c) => c !== undefined)).trimEnd();
+    return tokenizer!.styledCharsToString(cells.filter((c) => c !== undefined)).trimEnd();
   };
 
   const fast = function get(this: InkOutput): { output: string; height: number } {
@@ -158,9 +214,12 @@ export async function installLineCache(): Promise<LineCacheResult> {
     const prev = last?.width === width ? last.rows : undefined;
     const rows = placed.map((placements, r) => {
       const old = prev?.[r];
-      return old && samePlacements(old.placements, placements)
-        ? old
-        : { placements, text: rowText(placements, width, caches) };
+      if (old && samePlacements(old.placements, placements)) {
+        stats.rowsReused++;
+        return old;
+      }
+      stats.rowsDrawn++;
+      return { placements, text: rowText(placements, width, caches) };
     });
     last = { width, rows };
     return { output: rows.map((r) => r.text).join('\n'), height };
@@ -173,12 +232,27 @@ export async function installLineCache(): Promise<LineCacheResult> {
       if (!shared || shared.styledChars.size > LINE_CACHE_LIMIT) {
         shared = own;
         last = undefined;
+        const t = tokenizer;
+        if (t) {
+          const lines = own.styledChars;
+          // Ink's own lookup, with the segmenter skipped where it is not needed.
+          Object.defineProperty(own, 'getStyledChars', {
+            value: (line: string): readonly StyledChar[] => {
+              let chars = lines.get(line);
+              if (chars === undefined) {
+                chars = styledChars(line, t);
+                lines.set(line, chars);
+              }
+              return chars;
+            },
+          });
+        }
       } else this.caches = shared;
     }
-    return styledCharsToString && Array.isArray(this.operations) ? fast.call(this) : original.call(this);
+    return tokenizer && Array.isArray(this.operations) ? fast.call(this) : original.call(this);
   };
   Object.defineProperty(proto, MARK, { value: true });
   Object.defineProperty(proto, ORIGINAL_GET, { value: original });
-  Object.defineProperty(proto, ROWS_CACHED, { value: styledCharsToString !== undefined });
+  Object.defineProperty(proto, ROWS_CACHED, { value: tokenizer !== undefined });
   return 'installed';
 }

@@ -29,8 +29,8 @@ export interface FeedOptions {
   readonly resyncMs?: number;
   /**
    * Stores have no events; a fleet with more than {@link LARGE_FLEET} of them is re-read at most
-   * this often (their stats change once per scan, every 60 s by default), a smaller one every
-   * refresh.
+   * this often (default 30 s: their stats change once per scan, every 60 s by default, and a read
+   * of 10,000 is 50 pages), a smaller one every refresh.
    */
   readonly largeFleetStoresMs?: number;
   /**
@@ -108,7 +108,7 @@ export class FleetFeed implements FleetSource {
   constructor(options: FeedOptions) {
     this.#o = {
       resyncMs: 30_000,
-      largeFleetStoresMs: 10_000,
+      largeFleetStoresMs: 30_000,
       flushMs: 50,
       streamIdleMs: 40_000,
       maxBackoffMs: 10_000,
