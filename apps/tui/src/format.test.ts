@@ -16,8 +16,12 @@ describe('format', () => {
     expect(formatCountdown(1000, 1000)).toBe('expired');
   });
 
-  it('says how long ago, or a dash when unknown', () => {
+  it('says how long ago, to the minute past ten minutes, or a dash when unknown', () => {
     expect(formatAgo(1000, 4000)).toBe('3s ago');
+    expect(formatAgo(0, 9 * 60_000 + 5000)).toBe('9m05s ago');
+    expect(formatAgo(0, 12 * 60_000 + 5000)).toBe('12m ago');
+    expect(formatAgo(0, 3 * 3600_000 + 12 * 60_000 + 5000)).toBe('3h12m ago');
+    expect(formatAgo(0, 50 * 3600_000)).toBe('2d02h ago');
     expect(formatAgo(undefined, 4000)).toBe('-');
     expect(formatAgo(null, 4000)).toBe('-');
   });

@@ -21,10 +21,22 @@ export function formatCountdown(untilMs: number, nowMs: number): string {
   return left <= 0 ? 'expired' : formatDuration(left + 999);
 }
 
-/** `3s ago`, `12m05s ago`; `-` when unknown. */
+/** Ages from this one on are shown to the minute (as kubectl's AGE column does). */
+const AGE_TO_THE_MINUTE_MS = 10 * 60_000;
+
+/**
+ * `3s ago`, `9m05s ago`, then to the minute (`12m ago`, `3h12m ago`); `-` when unknown. An age
+ * that ticks every second redraws its row every second: past ten minutes the seconds tell no one
+ * anything, and a screen of them would cost a frame of changed rows each second.
+ */
 export function formatAgo(ms: number | undefined | null, nowMs: number): string {
   if (ms === undefined || ms === null) return '-';
-  return `${formatDuration(nowMs - ms)} ago`;
+  const age = nowMs - ms;
+  if (age >= AGE_TO_THE_MINUTE_MS && age < 48 * 3600_000) {
+    const m = Math.floor(age / 60_000);
+    return m < 60 ? `${m}m ago` : `${Math.floor(m / 60)}h${pad2(m % 60)}m ago`;
+  }
+  return `${formatDuration(age)} ago`;
 }
 
 /** A local wall-clock time `HH:MM:SS`. */

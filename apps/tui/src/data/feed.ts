@@ -351,7 +351,11 @@ export class FleetFeed implements FleetSource {
       // A timer whose batch an earlier flush already took (the stream ended) must not flush the
       // next batch before its time.
       () => {
-        if (this.#flushTimer === timer) this.#flush();
+        if (this.#flushTimer !== timer) return;
+        // Its own time: nothing to cancel (an abort would make an AbortError, stack and all,
+        // twenty times a second).
+        this.#flushTimer = undefined;
+        this.#flush();
       },
       () => undefined,
     );
