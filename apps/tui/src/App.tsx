@@ -8,7 +8,7 @@ import { Header, Help, StatusBar, Tabs } from './components/Chrome.js';
 import { MARK_WIDTH, Table } from './components/Table.js';
 import type { FleetSnapshot, FleetSource } from './data/source.js';
 import { formatCount } from './format.js';
-import { MIN_SIZE, type Size, useNow, useTerminalSize } from './hooks.js';
+import { MIN_SIZE, type Size, untilNextPeriod, useNow, useTerminalSize } from './hooks.js';
 import { type Activity, type FleetData, MAX_ACTIVITY, appendActivity, cooldownKey } from './state/fleet.js';
 import { ListViews } from './state/lists.js';
 import {
@@ -84,27 +84,31 @@ const ACTION_CONCURRENCY = 4;
  */
 const COUNTS_MS = 1000;
 
-/** What a frame shows of the data, for a list view: the App draws only when it changes. */
+/**
+ * What a frame shows of the data, for a list view: the App draws at once when `view` changes.
+ * `size` is the list's length (the status line's `1/9,998`), which moves with every row added
+ * or removed anywhere in the list: drawn as the tab counts are.
+ */
 function listSignature(
   ui: UiState,
   view: ListViewId,
   data: FleetData,
   lists: ListViews,
   bodyHeight: number,
-): unknown[] {
+): { view: unknown[]; size: unknown[] } {
   const list = ui.lists[view];
   const spec = LIST_SPECS[view] as ListSpec<unknown>;
   const index = lists.sync(view, data, list.filter, list.sort);
   const selected = selectedIndex(list, index);
   const start = lists.window(view, selected, bodyHeight, index.length, false);
-  const sig: unknown[] = [index.loaded, index.length, index.total, selected, start, data.policy];
+  const sig: unknown[] = [index.loaded, selected, start, data.policy];
   const end = Math.min(index.length, start + bodyHeight);
   for (let i = start; i < end; i++) {
     const row = index.rows[i];
     sig.push(row);
     if (spec.rowDeps) sig.push(...spec.rowDeps(row, data));
   }
-  return sig;
+  return { view: sig, size: [index.length, index.total] };
 }
 
 /** What the detail pane shows of the data. */
@@ -129,10 +133,15 @@ interface Shown {
   readonly snapshot?: FleetSnapshot;
   /** The connection as the header shows it. */
   readonly chrome: readonly unknown[];
-  /** The tabs' counts (drawn at most every {@link COUNTS_MS} when nothing else changed). */
+  /**
+   * The tabs' counts and the list's length (drawn at most every {@link COUNTS_MS} when nothing
+   * else changed).
+   */
   readonly counts: readonly unknown[];
   readonly view: readonly unknown[];
   readonly overview: OverviewModel | undefined;
+  /** Frames drawn so far (this one included). */
+  readonly frames?: number;
 }
 
 /**
@@ -178,7 +187,8 @@ export function App(props: AppProps): ReactNode {
       }
       if (u.overlay !== 'none') return { chrome, counts, view: [], overview: undefined };
       if (isList(u.view)) {
-        return { chrome, counts, view: listSignature(u, u.view, data, lists, bodyHeight), overview: undefined };
+        const { view, size } = listSignature(u, u.view, data, lists, bodyHeight);
+        return { chrome, counts: [...counts, ...size], view, overview: undefined };
       }
       return {
         chrome,
@@ -196,8 +206,9 @@ export function App(props: AppProps): ReactNode {
   const gate = useRef({ measure, clock });
   gate.current = { measure, clock };
   useEffect(() => {
-    // A change of the tab counts alone waits for the next frame, at most COUNTS_MS: with 100
-    // changes a second they would otherwise move (and cost a frame) 20 times a second.
+    // A change of the tab counts alone waits for the next frame, at most until the clock's next
+    // COUNTS_MS turns: with 100 changes a second they would otherwise move (and cost a frame) 20
+    // times a second. At the turn the header's clock redraws too (useNow wakes then): one frame.
     let countsTimer: AbortController | undefined;
     const check = (): void => {
       const last = shown.current;
@@ -211,15 +222,24 @@ export function App(props: AppProps): ReactNode {
       if (sameItems(next.counts, last.counts) || countsTimer) return;
       const timer = new AbortController();
       countsTimer = timer;
-      gate.current.clock.sleep(COUNTS_MS, timer.signal).then(
-        () => {
-          countsTimer = undefined;
-          // Drawn meanwhile (or back as they were): nothing to do.
-          const now = gate.current.measure(source.getSnapshot(), uiRef.current, gate.current.clock.now(), false);
-          if (shown.current && !sameItems(now.counts, shown.current.counts)) redraw();
-        },
-        () => undefined,
-      );
+      const { clock } = gate.current;
+      const armed = clock.now();
+      const turn = armed + untilNextPeriod(armed, COUNTS_MS);
+      const frames = last.frames;
+      void (async () => {
+        await clock.sleep(turn - armed, timer.signal);
+        // A timer can fire a little before its time (Node counts from the loop's cached time):
+        // drawn before the turn, the counts would cost a frame of their own. (A frozen clock, in
+        // tests, did not move: it is not waited for.)
+        const early = turn - clock.now();
+        if (early > 0 && clock.now() !== armed) await clock.sleep(early, timer.signal);
+        countsTimer = undefined;
+        // A frame drawn meanwhile (the clock's, at the turn) showed them; a change since arms
+        // this again. Back as they were: nothing to do either.
+        if (!shown.current || shown.current.frames !== frames) return;
+        const now = gate.current.measure(source.getSnapshot(), uiRef.current, clock.now(), false);
+        if (!sameItems(now.counts, shown.current.counts)) redraw();
+      })().catch(() => undefined); // unmounted: the sleep was aborted
     };
     const unsubscribe = source.subscribe(check);
     // A change between the first render and this subscription.
@@ -257,7 +277,12 @@ export function App(props: AppProps): ReactNode {
   const rowDeps = useMemo(() => (spec?.rowDeps ? (row: unknown) => spec.rowDeps!(row, data) : undefined), [spec, data]);
 
   useLayoutEffect(() => {
-    shown.current = { ...measure(snapshot, ui, now, false), overview, snapshot };
+    shown.current = {
+      ...measure(snapshot, ui, now, false),
+      overview,
+      snapshot,
+      frames: (shown.current?.frames ?? 0) + 1,
+    };
   });
 
   const log = useCallback((entries: readonly Activity[]) => {

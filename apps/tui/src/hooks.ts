@@ -33,10 +33,17 @@ export function useTerminalSize(fixed?: Size): Size {
   return fixed ?? size;
 }
 
+/** Time from `nowMs` to the start of the next `periodMs` of the clock (the next second's turn). */
+export function untilNextPeriod(nowMs: number, periodMs: number): number {
+  return periodMs - (((nowMs % periodMs) + periodMs) % periodMs);
+}
+
 /**
  * The current time, read on every render, plus a re-render whenever the shown `tickMs` period
  * (the second, for countdowns) has moved on since the last render. A dashboard that is already
- * redrawing for live data several times a second thus draws no extra frames for its clock.
+ * redrawing for live data several times a second thus draws no extra frames for its clock. It
+ * wakes as the period turns (not a few times per period): one timer a second, and a frame that
+ * other redraws held back until the turn (the tab counts) is drawn by the same render.
  */
 export function useNow(clock: Clock, tickMs: number): number {
   const [, redraw] = useReducer((n: number) => n + 1, 0);
@@ -45,10 +52,9 @@ export function useNow(clock: Clock, tickMs: number): number {
   shown.current = t;
   useEffect(() => {
     const stop = new AbortController();
-    const period = Math.max(5, tickMs / 4);
     void (async () => {
       for (;;) {
-        await clock.sleep(period, stop.signal);
+        await clock.sleep(untilNextPeriod(clock.now(), tickMs), stop.signal);
         if (Math.floor(clock.now() / tickMs) !== Math.floor(shown.current / tickMs)) redraw();
       }
     })().catch(() => undefined); // unmounted (or the clock changed): the sleep was aborted
