@@ -34,9 +34,10 @@ export interface FeedOptions {
    */
   readonly largeFleetStoresMs?: number;
   /**
-   * Events are applied in batches at most this often (default 50 ms): a burst of 100 changes a
-   * second costs at most 20 updates, and the App draws a frame only for those that change what
-   * is on screen (see bench/tui.bench.ts).
+   * The event stream is read at most this often (default 50 ms), and what each read brought is
+   * applied as one batch: a burst of 100 changes a second costs at most 20 reads and 20 updates,
+   * and the App draws a frame only for those that change what is on screen (see
+   * bench/tui.bench.ts). The first change after a quiet spell is applied at once.
    */
   readonly flushMs?: number;
   /** Event-stream silence that counts as a dead connection (the master keeps alive every 15 s). */
@@ -101,8 +102,6 @@ export class FleetFeed implements FleetSource {
   #wake: (() => void) | undefined;
   #pending: MaintdEvent[] = [];
   #replay: MaintdEvent[] | undefined;
-  /** Aborts the pending batch timer; set while one runs. */
-  #flushTimer: AbortController | undefined;
   #loops: Promise<void>[] = [];
 
   constructor(options: FeedOptions) {
@@ -130,7 +129,6 @@ export class FleetFeed implements FleetSource {
   async stop(): Promise<void> {
     this.#stop.abort();
     this.#wake?.();
-    this.#flushTimer?.abort();
     await Promise.all(this.#loops);
   }
 
@@ -306,6 +304,7 @@ export class FleetFeed implements FleetSource {
             idleTimeoutMs: this.#o.streamIdleMs,
             clock: this.#o.clock,
             signal,
+            paceMs: this.#o.flushMs,
             ...(this.#o.fetch ? { fetch: this.#o.fetch } : {}),
           },
           {
@@ -317,7 +316,11 @@ export class FleetFeed implements FleetSource {
               this.refresh();
               this.#publish();
             },
-            onEvent: (e) => this.#onEvent(e),
+            onEvent: (e) => {
+              this.#pending.push(e);
+              this.#replay?.push(e);
+            },
+            onBatch: () => this.#flush(),
           },
         );
         if (end === 'closed') this.#streamError = 'event stream closed by the master';
@@ -341,29 +344,7 @@ export class FleetFeed implements FleetSource {
     }
   }
 
-  #onEvent(e: MaintdEvent): void {
-    this.#pending.push(e);
-    this.#replay?.push(e);
-    if (this.#flushTimer) return;
-    const timer = new AbortController();
-    this.#flushTimer = timer;
-    this.#o.clock.sleep(this.#o.flushMs, timer.signal).then(
-      // A timer whose batch an earlier flush already took (the stream ended) must not flush the
-      // next batch before its time.
-      () => {
-        if (this.#flushTimer !== timer) return;
-        // Its own time: nothing to cancel (an abort would make an AbortError, stack and all,
-        // twenty times a second).
-        this.#flushTimer = undefined;
-        this.#flush();
-      },
-      () => undefined,
-    );
-  }
-
   #flush(): void {
-    this.#flushTimer?.abort();
-    this.#flushTimer = undefined;
     if (this.#pending.length === 0) return;
     this.#data = applyEvents(this.#data, this.#pending, this.#o.clock.now());
     this.#pending = [];
