@@ -8,6 +8,7 @@ import {
   ORIGINAL_GET,
   ROWS_CACHED,
   type Tokenizer,
+  cellsToString,
   installLineCache,
   lineCacheStats,
   styledChars,
@@ -132,6 +133,13 @@ describe('installLineCache', () => {
     for (let i = 0; i < 500; i++) {
       const line = Array.from({ length: 1 + random(12) }, () => parts[random(parts.length)]).join('');
       expect(styledChars(line, t)).toEqual(t.styledCharsFromTokens(t.tokenize(line)));
+    }
+    // A row's cells turned back into text a run of alike-styled cells at a time: the same text.
+    for (let i = 0; i < 500; i++) {
+      const cells = Array.from({ length: 1 + random(4) }, () =>
+        styledChars(Array.from({ length: random(10) }, () => parts[random(parts.length)]).join(''), t),
+      ).flat();
+      expect(cellsToString(cells, t)).toBe(t.styledCharsToString(cells));
     }
   });
 });

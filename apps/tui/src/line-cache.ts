@@ -88,6 +88,44 @@ export function styledChars(line: string, t: Tokenizer): readonly StyledChar[] {
   return t.styledCharsFromTokens(tokens);
 }
 
+/** A code of a cell's style, as the tokenizer makes it: `code` turns it on, `endCode` off. */
+interface AnsiCode {
+  readonly code: string;
+  readonly endCode: string;
+}
+
+/** Whether two cells' styles are the same codes (a cell after a cell so styled adds no escape). */
+function sameStyles(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as AnsiCode;
+    const y = b[i] as AnsiCode;
+    if (x !== y && (x.code !== y.code || x.endCode !== y.endCode)) return false;
+  }
+  return true;
+}
+
+/**
+ * The tokenizer's `styledCharsToString` of a row of cells, called with one cell per run of cells
+ * styled alike (its value the run's values): the same text, since between two cells styled alike
+ * the tokenizer adds nothing. It diffs the styles of every cell with the cell before it, and that
+ * diff allocates three sets and four arrays: per cell of a 120-column row, most of what a frame
+ * allocated.
+ */
+export function cellsToString(cells: readonly StyledChar[], t: Pick<Tokenizer, 'styledCharsToString'>): string {
+  const runs: StyledChar[] = [];
+  for (let i = 0; i < cells.length;) {
+    const first = cells[i]!;
+    let value = first.value;
+    let j = i + 1;
+    for (; j < cells.length && sameStyles(cells[j]!.styles, first.styles); j++) value += cells[j]!.value;
+    runs.push(j === i + 1 ? first : { ...first, value });
+    i = j;
+  }
+  return t.styledCharsToString(runs);
+}
+
 /** Where a line's styled characters go in a row: the row is a function of its placements. */
 interface Placement {
   readonly x: number;
@@ -191,7 +229,10 @@ export async function installLineCache(): Promise<LineCacheResult> {
         offsetX += w;
       }
     }
-    return tokenizer!.styledCharsToString(cells.filter((c) => c !== undefined)).trimEnd();
+    return cellsToString(
+      cells.filter((c) => c !== undefined),
+      tokenizer!,
+    ).trimEnd();
   };
 
   const fast = function get(this: InkOutput): { output: string; height: number } {
