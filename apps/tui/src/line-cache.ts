@@ -3,8 +3,13 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-/** Lines kept before the cache starts over (a 160×48 screen has ~50; countdowns add ~40 a second). */
-export const LINE_CACHE_LIMIT = 20_000;
+/**
+ * Lines kept before the cache starts over (a 160×48 screen has ~50; countdowns add ~40 a second).
+ * A line holds an object per cell: 20,000 lines of a 120-column dashboard were ~240 MB of them
+ * (over 1 GB with a style array per cell) for the GC to mark; 2,000 keep dozens of screens and
+ * cost one frame of lines tokenized afresh a minute or so.
+ */
+export const LINE_CACHE_LIMIT = 2000;
 
 /** One cell of Ink's output grid (`@alcalzone/ansi-tokenize`'s styled character). */
 interface StyledChar {
@@ -69,23 +74,46 @@ const SIMPLE_LINE = /^(?:[\u0020-\u007e]|\u001b\[[0-9;]*m)*$/;
  * A line's styled cells, as Ink's tokenizer makes them, without its grapheme segmenter for the
  * lines that need none: in printable ASCII every character is one grapheme one column wide, so
  * only the escape sequences go through the tokenizer. Anything else goes through it whole.
+ *
+ * The tokenizer styles each run of text between escape sequences as one character standing for
+ * it, whose styles all the run's cells then share (the tokenizer copies them for every cell, and
+ * its object spread per cell was most of a new line's cost). Nothing changes a cell's styles.
  */
 export function styledChars(line: string, t: Tokenizer): readonly StyledChar[] {
   if (!SIMPLE_LINE.test(line)) return t.styledCharsFromTokens(t.tokenize(line));
   const tokens: unknown[] = [];
+  // Per character token, in order: the run of text it stands for, or undefined for one of the
+  // tokenizer's own (kept as it made it).
+  const runs: (string | undefined)[] = [];
   let i = 0;
   while (i < line.length) {
     if (line.charCodeAt(i) === 0x1b) {
       const end = line.indexOf('m', i) + 1;
-      for (const token of t.tokenize(line.slice(i, end))) tokens.push(token);
+      for (const token of t.tokenize(line.slice(i, end))) {
+        tokens.push(token);
+        if ((token as { type?: unknown }).type === 'char') runs.push(undefined);
+      }
       i = end;
     } else {
       const next = line.indexOf('\u001b', i);
       const stop = next === -1 ? line.length : next;
-      for (; i < stop; i++) tokens.push({ type: 'char', value: line[i], fullWidth: false });
+      tokens.push({ type: 'char', value: '', fullWidth: false });
+      runs.push(line.slice(i, stop));
+      i = stop;
     }
   }
-  return t.styledCharsFromTokens(tokens);
+  const heads = t.styledCharsFromTokens(tokens);
+  const cells: StyledChar[] = [];
+  heads.forEach((head, k) => {
+    const run = runs[k];
+    if (run === undefined) {
+      cells.push(head);
+      return;
+    }
+    const { styles } = head;
+    for (let c = 0; c < run.length; c++) cells.push({ type: 'char', value: run[c]!, fullWidth: false, styles });
+  });
+  return cells;
 }
 
 /** A code of a cell's style, as the tokenizer makes it: `code` turns it on, `endCode` off. */
@@ -221,7 +249,9 @@ export async function installLineCache(): Promise<LineCacheResult> {
       let offsetX = x;
       for (const character of chars) {
         cells[offsetX] = character;
-        const w = Math.max(1, caches.getStringWidth(character.value));
+        // Printable ASCII is one column (what Ink's width would say, without its lookup per cell).
+        const code = character.value.length === 1 ? character.value.charCodeAt(0) : 0;
+        const w = code >= 0x20 && code < 0x7f ? 1 : Math.max(1, caches.getStringWidth(character.value));
         // A wide character covers the cells after it, as Ink covers them.
         for (let i = 1; i < w; i++) {
           cells[offsetX + i] = { type: 'char', value: '', fullWidth: false, styles: character.styles };
