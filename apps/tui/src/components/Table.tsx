@@ -124,7 +124,16 @@ interface RowProps<T, C> {
 }
 
 function RowImpl<T, C>({ row, columns, context, selected, marked, theme }: RowProps<T, C>): ReactNode {
-  const segments = rowSegments(columns, row, context, selected, marked);
+  return <RowText segments={rowSegments(columns, row, context, selected, marked)} selected={selected} theme={theme} />;
+}
+
+interface RowTextProps {
+  readonly segments: readonly Segment[];
+  readonly selected: boolean;
+  readonly theme: Theme;
+}
+
+function RowTextImpl({ segments, selected, theme }: RowTextProps): ReactNode {
   if (!theme.color) {
     return <Text inverse={selected}>{segments.map((s) => s.text).join('')}</Text>;
   }
@@ -142,6 +151,20 @@ function RowImpl<T, C>({ row, columns, context, selected, marked, theme }: RowPr
     </Text>
   );
 }
+
+function sameSegments(a: readonly Segment[], b: readonly Segment[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.text !== b[i]!.text || a[i]!.tone !== b[i]!.tone) return false;
+  return true;
+}
+
+// A row formatted again (every row is, when the clock's second turns) whose text and tones came
+// out the same is not rendered again: most rows' cells do not read the second (a window hours
+// long, a failure minutes ago), and each rendered row is a few of Ink's Text components.
+const RowText = memo(
+  RowTextImpl,
+  (a, b) => a.selected === b.selected && a.theme === b.theme && sameSegments(a.segments, b.segments),
+);
 
 function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
   if (a === b) return true;
