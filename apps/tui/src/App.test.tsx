@@ -591,6 +591,29 @@ describe('data and screen', () => {
     expect(m.lines()[1]).toContain('2 Tasks 5');
   });
 
+  it('draws a change of the list’s length alone (a row gone far below the window) with the counts, not at once', async () => {
+    const many: Cooldown[] = Array.from({ length: 100 }, (_, i) =>
+      cooldown(`store-${String(i).padStart(4, '0')}`, { until_ms: NOW + 1000 * (10_000 - i) }),
+    );
+    let data: FleetData = { ...EMPTY_FLEET, cooldowns: cooldownMap(many), storesTotal: 100 };
+    const m = mount({ data, size: { columns: 120, rows: 24 } });
+    await m.press('3');
+    expect(m.frame()).toContain('1/100');
+    const drawn = m.frameCount();
+    data = applyEvents(
+      data,
+      [{ type: 'cooldown', revision: 1, kind: 'merge_wal', target: 'store-0090', cooldown: null }],
+      NOW,
+    );
+    m.source.set({ data });
+    await m.settle();
+    expect(m.frameCount()).toBe(drawn);
+    await new Promise((r) => setTimeout(r, 1100));
+    await m.settle();
+    expect(m.frameCount()).toBe(drawn + 1);
+    expect(m.frame()).toContain('1/99');
+  });
+
   it('moves a changed row into its sorted place without rebuilding the list', async () => {
     const data: FleetData = {
       ...sampleFleet(),
