@@ -399,6 +399,9 @@ async function main(): Promise<void> {
       `| CPU of the TUI process (% of one core) | ${cpuPct.toFixed(1)} | < 10: ${cpuPct < 10 ? 'met' : 'MISSED'} |`,
     );
     console.log(
+      `| of which user / system (% of one core) | ${(cpu.user / 10 / wall).toFixed(1)} / ${(cpu.system / 10 / wall).toFixed(1)} | |`,
+    );
+    console.log(
       `| screen updates / frames drawn per second | ${(updates / (wall / 1000)).toFixed(1)} / ${(inkTimes.length / (wall / 1000)).toFixed(1)} | |`,
     );
     console.log(
