@@ -102,14 +102,20 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     await next();
     if (MUTATING.has(c.req.method)) reads.clear();
   });
-  const limitBody: MiddlewareHandler<Env> = bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: (c) => c.json({ error: `request body over ${MAX_BODY_BYTES} bytes` }, 413),
-  });
-  // Only where a body can matter: touching the body of a GET makes the Node adapter build a full
-  // fetch Request, which costs more than the rest of a cached read.
-  const limitMutations: MiddlewareHandler<Env> = (c, next) =>
-    MUTATING.has(c.req.method) ? limitBody(c, next) : next();
+  const tooLarge = (c: Context<Env>): Response => c.json({ error: `request body over ${MAX_BODY_BYTES} bytes` }, 413);
+  const limitBody: MiddlewareHandler<Env> = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
+  // Only where a body can matter, and from the declared length when there is one: hono's
+  // bodyLimit touches `raw.body`, which makes the Node adapter build a whole fetch Request and
+  // stream per call (a tenth of an enqueue's CPU, profiled) instead of reading the body straight
+  // off the socket. Node's parser reads exactly the declared length, so the header is the bound.
+  const limitMutations: MiddlewareHandler<Env> = async (c, next) => {
+    if (!MUTATING.has(c.req.method)) return next();
+    const declared = c.req.header('content-length');
+    if (declared !== undefined && c.req.header('transfer-encoding') === undefined && /^\d{1,15}$/.test(declared)) {
+      return Number(declared) > MAX_BODY_BYTES ? tooLarge(c) : next();
+    }
+    return limitBody(c, next);
+  };
   app.use('/api/v1/*', limitMutations);
   app.use('/api/v1/*', mutationGuard(deps.apiToken));
 

@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from './clock.js';
 import { type CooldownPolicy, DEFAULT_COOLDOWN_POLICY } from './cooldown-policy.js';
 import { type Keys, keysFor } from './keys.js';
-import type { Kv } from './kv/port.js';
+import type { Kv, WatchEvent } from './kv/port.js';
 import type {
   ErrorClass,
   MasterInfo,
@@ -15,6 +15,7 @@ import type {
 import { type Random, cryptoRandom } from './random.js';
 import { DEFAULT_SESSION_TTL_SECS, Session, type SessionEvent } from './session.js';
 import { type Claim, Claimer } from './store/claimer.js';
+import { QueueMirror } from './store/queue-mirror.js';
 import type { StoreContext } from './store/context.js';
 import { CooldownStore, type RecordFailureResult } from './store/cooldown-store.js';
 import { Coordination, type HeldLock } from './store/coordination.js';
@@ -99,6 +100,7 @@ export class TaskStore {
   readonly session: Session;
   readonly #lifecycle: TaskLifecycle;
   readonly #claimer: Claimer;
+  readonly #queue: QueueMirror;
   readonly #history: TaskHistory;
   readonly #cooldowns: CooldownStore;
   readonly #parks: ParkStore;
@@ -131,10 +133,11 @@ export class TaskStore {
     this.#parks = new ParkStore(ctx);
     this.#cooldowns = new CooldownStore(ctx, this.policy, this.#parks);
     this.#coordination = new Coordination(ctx);
-    this.#claimer = new Claimer(ctx, known, claims);
+    this.#queue = new QueueMirror(keys.queuePrefix());
+    this.#claimer = new Claimer(ctx, known, claims, this.#queue);
     this.#lifecycle = new TaskLifecycle(
       ctx,
-      { known, claims, history: this.#history, cooldowns: this.#cooldowns },
+      { known, claims, queue: this.#queue, history: this.#history, cooldowns: this.#cooldowns },
       o.maxAttempts ?? DEFAULT_STORE_OPTIONS.maxAttempts,
     );
   }
@@ -213,6 +216,25 @@ export class TaskStore {
    */
   claimNext(kinds: readonly TaskKind[]): Promise<Claim | undefined> {
     return this.#claimer.claimNext(kinds);
+  }
+
+  /**
+   * Hands this store the changes a watch on `keys.queuePrefix()` reported, so that claims take
+   * their candidates from a mirror of each queue's head instead of reading a page of the queue
+   * per claim. Only used between {@link TaskStore.setQueueFeed}(true) and (false): without a
+   * live feed, every claim reads the queue.
+   */
+  observeQueue(events: readonly WatchEvent[]): void {
+    this.#queue.apply(events);
+  }
+
+  /**
+   * Says whether the queue watch feeding {@link TaskStore.observeQueue} is established (call
+   * once its `watch` resolved) or lost (call when it errors or closes). Either way what was
+   * mirrored is dropped, so a change missed in between cannot hide a queued task.
+   */
+  setQueueFeed(live: boolean): void {
+    this.#queue.setLive(live);
   }
 
   /**

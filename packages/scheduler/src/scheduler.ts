@@ -97,6 +97,8 @@ export class Scheduler {
   #started = false;
   /** Periodic jobs (scan, sweeps) between waking up and finishing, this process. */
   #jobs = 0;
+  /** Claims in flight in the pools. */
+  #claiming = 0;
 
   constructor(deps: SchedulerDeps) {
     this.#d = deps;
@@ -157,7 +159,7 @@ export class Scheduler {
 
   /** True when no task runs and no periodic job is between waking up and finishing here. */
   get idle(): boolean {
-    return this.#jobs === 0 && this.runningCount() === 0;
+    return this.#jobs === 0 && this.#claiming === 0 && this.runningCount() === 0;
   }
 
   /** Tasks running in this process. */
@@ -326,6 +328,7 @@ export class Scheduler {
         this.#queueWatch = await this.#d.kv.watch(
           prefix,
           (events) => {
+            this.#d.store.observeQueue(events);
             const kinds = new Set<string>();
             for (const e of events) if (e.type === 'put') kinds.add(e.key.slice(prefix.length).split('/')[0] ?? '');
             for (const p of this.#pools) if (p.kinds.some((k) => kinds.has(k))) p.wake.abort(WAKE);
@@ -333,12 +336,14 @@ export class Scheduler {
           { onError: () => dead.abort() },
         );
         if (this.#stop.signal.aborted) break;
+        this.#d.store.setQueueFeed(true);
         // Anything queued before the watch existed raised no event: look once more.
         this.#wakeAll();
         await new Promise<void>((resolve) => {
           dead.signal.addEventListener('abort', () => resolve(), { once: true });
           this.#stop.signal.addEventListener('abort', () => resolve(), { once: true });
         });
+        this.#d.store.setQueueFeed(false);
         await this.#queueWatch.close().catch(() => undefined);
       } catch (err) {
         this.#d.logger.debug({ err }, 'queue watch failed; polling until it is back');
@@ -356,11 +361,15 @@ export class Scheduler {
       if (p.wake.signal.aborted) p.wake = new AbortController();
       while (p.running.size < p.size && !this.#stop.signal.aborted) {
         let claim: Claim | undefined;
+        // A claim in flight may have committed already: until it is a running task, not idle.
+        this.#claiming++;
         try {
           claim = await this.#d.store.claimNext(p.kinds);
         } catch (err) {
           this.#d.logger.warn({ err, pool: p.name }, 'scheduler queue poll failed');
           break;
+        } finally {
+          this.#claiming--;
         }
         if (!claim) break;
         const run: Promise<void> = this.#run(claim).finally(() => {

@@ -7,6 +7,7 @@ import type { StoreContext } from './context.js';
 import { dependencyVerdict, failDependent } from './dependencies.js';
 import { type CooldownRead, cooldownRead } from './cooldown-store.js';
 import type { KnownRecord, KnownRecords, LocalClaims } from './local-state.js';
+import type { QueueMirror } from './queue-mirror.js';
 import { rendezvousOwner } from './rendezvous.js';
 
 const QUEUE_PAGE = 256;
@@ -54,20 +55,22 @@ export class Claimer {
   readonly #ctx: StoreContext;
   readonly #known: KnownRecords;
   readonly #claims: LocalClaims;
+  readonly #mirror: QueueMirror;
   /** Width of the queue window the next claim draws its first try from (1: strictly oldest). */
   #spread = 1;
-  /** Queue page reads in flight, by queue prefix (see #queuePage). */
-  readonly #pagesInFlight = new Map<string, Promise<RangeResult>>();
+  /** Queue page reads in flight, by queue prefix, with the mirror epoch they began in (see #queuePage). */
+  readonly #pagesInFlight = new Map<string, { readonly read: Promise<RangeResult>; readonly epoch: number }>();
   /** The live masters' ids (this one included) and when they were read. */
   #peers: { readonly ids: readonly string[]; readonly readAt: number } | undefined;
   #peersInFlight: Promise<readonly string[]> | undefined;
   /** Whether a task id is this master's share, for the current {@link #peers}. */
   readonly #mine = new Map<string, boolean>();
 
-  constructor(ctx: StoreContext, known: KnownRecords, claims: LocalClaims) {
+  constructor(ctx: StoreContext, known: KnownRecords, claims: LocalClaims, mirror: QueueMirror) {
     this.#ctx = ctx;
     this.#known = known;
     this.#claims = claims;
+    this.#mirror = mirror;
   }
 
   async claimNext(kinds: readonly TaskKind[]): Promise<Claim | undefined> {
@@ -90,12 +93,11 @@ export class Claimer {
       for (const kind of kinds) {
         if (exhausted.has(kind)) continue;
         const prefix = k.queuePrefix(kind);
-        const from = cursors.get(kind);
-        const page = await this.#queuePage(prefix, from);
+        const page = await this.#page(kind, prefix, cursors.get(kind));
         if (!page.more) exhausted.add(kind);
-        const last = page.kvs.at(-1);
-        if (last) cursors.set(kind, keyAfter(last.key));
-        for (const kv of page.kvs) candidates.push({ kind, id: kv.key.slice(prefix.length) });
+        const last = page.ids.at(-1);
+        if (last !== undefined) cursors.set(kind, keyAfter(prefix + last));
+        for (const id of page.ids) candidates.push({ kind, id });
       }
       candidates.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       const peers = await this.#livePeers();
@@ -214,16 +216,38 @@ export class Claimer {
    * at once) share a single request: the page is only a list of candidates, and every claim is
    * re-checked by its transaction, so a read a few milliseconds old is as good as a fresh one.
    */
-  #queuePage(prefix: string, from: string | undefined): Promise<RangeResult> {
+  #queuePage(
+    prefix: string,
+    from: string | undefined,
+  ): { readonly read: Promise<RangeResult>; readonly epoch: number } {
     const read = (): Promise<RangeResult> =>
       this.#ctx.kv.range(prefix, { limit: QUEUE_PAGE, keysOnly: true, ...(from ? { fromKey: from } : {}) });
-    if (from) return read();
+    if (from) return { read: read(), epoch: this.#mirror.epoch };
     let pending = this.#pagesInFlight.get(prefix);
     if (!pending) {
-      pending = read().finally(() => this.#pagesInFlight.delete(prefix));
+      pending = { read: read().finally(() => this.#pagesInFlight.delete(prefix)), epoch: this.#mirror.epoch };
       this.#pagesInFlight.set(prefix, pending);
     }
     return pending;
+  }
+
+  /**
+   * Candidate ids of one page of `kind`'s queue: the first from the mirror when it holds the
+   * queue's head (no read), else read — and a first page read is handed to the mirror to keep.
+   */
+  async #page(
+    kind: TaskKind,
+    prefix: string,
+    from: string | undefined,
+  ): Promise<{ readonly ids: readonly string[]; readonly more: boolean }> {
+    const now = this.#ctx.clock.now();
+    const head = from === undefined ? this.#mirror.head(kind, now) : undefined;
+    if (head) return { ids: head.ids, more: !head.complete };
+    const { read, epoch } = this.#queuePage(prefix, from);
+    const page = await read;
+    const ids = page.kvs.map((kv) => kv.key.slice(prefix.length));
+    if (from === undefined) this.#mirror.adopt(kind, ids, !page.more, page.revision, epoch, now);
+    return { ids, more: page.more };
   }
 
   async #tryClaim(
@@ -284,6 +308,7 @@ export class Claimer {
       );
       if (res.succeeded) {
         this.#claims.hold(id, res.revision);
+        this.#mirror.apply([{ type: 'delete', key: k.queue(kind, id), modRevision: res.revision }]);
         const read = res.results.at(-1);
         return {
           task: running,

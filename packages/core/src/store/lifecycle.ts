@@ -20,6 +20,7 @@ import type { StoreContext } from './context.js';
 import { type CooldownStore, type RecordFailureResult, cooldownRead } from './cooldown-store.js';
 import type { TaskHistory } from './history.js';
 import type { KnownRecords, LocalClaims } from './local-state.js';
+import type { QueueMirror } from './queue-mirror.js';
 import { scan } from './scan.js';
 
 const ENQUEUE_ATTEMPTS = 4;
@@ -78,6 +79,7 @@ export interface RecoveryResult {
 export interface LifecycleParts {
   readonly known: KnownRecords;
   readonly claims: LocalClaims;
+  readonly queue: QueueMirror;
   readonly history: TaskHistory;
   readonly cooldowns: CooldownStore;
 }
@@ -122,7 +124,7 @@ export class TaskLifecycle {
     ];
     if (dependsOn.length > 0) {
       const res = await kv.txn([], writes);
-      this.#parts.known.remember(task, res.revision);
+      this.#queued(task, res.revision);
       return { task, created: true };
     }
     const dedupeKey = k.dedupe(kind, target);
@@ -133,7 +135,7 @@ export class TaskLifecycle {
         [{ type: 'get', key: dedupeKey }],
       );
       if (res.succeeded) {
-        this.#parts.known.remember(task, res.revision);
+        this.#queued(task, res.revision);
         return { task, created: true };
       }
       const held = res.results[0]?.type === 'get' ? res.results[0].kv : undefined;
@@ -157,6 +159,12 @@ export class TaskLifecycle {
    * (an operator reset, another writer) fails only the second guard: the transaction's failure
    * branch returns the fresh record, and the finish is decided again on it.
    */
+  /** A task this instance queued: its claim needs neither a read of its record nor of the queue. */
+  #queued(task: TaskRecord, revision: number): void {
+    this.#parts.known.remember(task, revision);
+    this.#parts.queue.apply([{ type: 'put', key: this.#ctx.keys.queue(task.kind, task.id), modRevision: revision }]);
+  }
+
   async finish(claim: Claim, outcome: TaskOutcome): Promise<FinishResult> {
     const { kv, keys: k, clock } = this.#ctx;
     const { cooldowns } = this.#parts;

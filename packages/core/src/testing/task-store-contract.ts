@@ -249,6 +249,82 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         expect(new Set(claimed)).toEqual(ids);
       });
 
+      it('claims every task exactly once from a live queue feed while several instances drain the queue', async () => {
+        const fed = async (): Promise<TaskStore> => {
+          const kv = await h.connect();
+          const store = await open({ kv });
+          await kv.watch(store.keys.queuePrefix(), (events) => store.observeQueue(events));
+          store.setQueueFeed(true);
+          return store;
+        };
+        const stores = [await fed(), await fed(), await fed()];
+        const ids = new Set<string>();
+        for (let i = 0; i < 40; i++) ids.add((await stores[i % 3]!.enqueue('compact', `f-${i}`)).task.id);
+        const claimed: string[] = [];
+        await Promise.all(
+          stores.flatMap((s) =>
+            Array.from({ length: 4 }, async () => {
+              for (;;) {
+                const claim = await s.claimNext(['compact']);
+                if (!claim) {
+                  if ((await s.queueDepth('compact')) === 0) return;
+                  continue;
+                }
+                claimed.push(claim.task.id);
+                await s.finish(claim, { ok: true, detail: 'ok' });
+              }
+            }),
+          ),
+        );
+        expect(claimed).toHaveLength(40);
+        expect(new Set(claimed)).toEqual(ids);
+      });
+
+      it('claims in FIFO order from a live queue feed, reading the queue once', async () => {
+        const inner = await h.connect();
+        let queueReads = 0;
+        const kv: Kv = {
+          get: (key) => inner.get(key),
+          range: (p, o) => {
+            if (p.startsWith(`${prefix}/queue/`)) queueReads++;
+            return inner.range(p, o);
+          },
+          put: (key, value, o) => inner.put(key, value, o),
+          delete: (key) => inner.delete(key),
+          deletePrefix: (p) => inner.deletePrefix(p),
+          grant: (ttl, o) => inner.grant(ttl, o),
+          watch: (p, listener, o) => inner.watch(p, listener, o),
+          revision: (probeKey) => inner.revision(probeKey),
+          close: () => inner.close(),
+          txn: (c, ok, fail) => inner.txn(c, ok, fail),
+        };
+        const s = await open({ kv });
+        await kv.watch(s.keys.queuePrefix(), (events) => s.observeQueue(events));
+        s.setQueueFeed(true);
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) ids.push((await s.enqueue('compact', `q-${i}`)).task.id);
+        queueReads = 0;
+        const got: string[] = [];
+        for (let i = 0; i < 5; i++) got.push((await claimOrFail(s, ['compact'])).task.id);
+        ids.push((await s.enqueue('compact', 'q-late')).task.id);
+        got.push((await claimOrFail(s, ['compact'])).task.id);
+        expect(await s.claimNext(['compact'])).toBeUndefined();
+        expect(got).toEqual(ids);
+        expect(queueReads).toBe(1);
+      });
+
+      it('reads the queue again once its feed is lost, and finds what was queued meanwhile', async () => {
+        const kv = await h.connect();
+        const s = await open({ kv });
+        const peer = await open();
+        s.setQueueFeed(true);
+        expect(await s.claimNext(['compact'])).toBeUndefined();
+        // No watch feeds it: only a lost feed makes the peer's task visible to it.
+        const queued = (await peer.enqueue('compact', 'lost-feed')).task.id;
+        s.setQueueFeed(false);
+        expect((await claimOrFail(s, ['compact'])).task.id).toBe(queued);
+      });
+
       it('claims in FIFO order within the filter', async () => {
         const s = await open();
         const ids: string[] = [];

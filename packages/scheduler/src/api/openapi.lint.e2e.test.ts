@@ -206,7 +206,9 @@ describe('the OpenAPI document', () => {
     expect(missing).toEqual([]);
     expect(unitless).toEqual([]);
     // The walk did see the models (not an empty document).
-    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['TaskRecord', 'Cooldown', 'Park', 'CooldownPolicy', 'Store', 'MasterInfo']));
+    expect(Object.keys(schemas)).toEqual(
+      expect.arrayContaining(['TaskRecord', 'Cooldown', 'Park', 'CooldownPolicy', 'Store', 'MasterInfo']),
+    );
   });
 
   it('declares the servers, and the event payloads as components', () => {
