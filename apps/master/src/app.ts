@@ -454,8 +454,7 @@ class ReadCache {
     this.#hub = hub;
     this.#probe = probe;
     this.#now = now;
-    hub?.subscribe((e) => {
-      const kind = e.type === 'cooldown' ? 'cooldown' : 'task';
+    hub?.onChange((kind) => {
       for (const key of this.#entries.keys()) if (key.startsWith(`${kind}:`)) this.#entries.delete(key);
     });
   }

@@ -43,6 +43,7 @@ export class EventHub {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #listeners = new Set<(e: MaintdEvent) => void>();
+  readonly #changeListeners = new Set<(kind: 'task' | 'cooldown') => void>();
   readonly #stop = new AbortController();
   #watches: Watch[] = [];
   /** Per watched prefix, the revision to resume from (absent: from now). */
@@ -69,6 +70,16 @@ export class EventHub {
   subscribe(listener: (e: MaintdEvent) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Registers a listener told only which kind of record changed, once per batch of changes: it
+   * costs no decoding, where a {@link EventHub.subscribe} listener makes every task change be
+   * parsed and validated (three per task, on every master). Returns its unsubscribe function.
+   */
+  onChange(listener: (kind: 'task' | 'cooldown') => void): () => void {
+    this.#changeListeners.add(listener);
+    return () => this.#changeListeners.delete(listener);
   }
 
   /**
@@ -166,6 +177,14 @@ export class EventHub {
   }
 
   #onTasks(prefix: string, events: readonly WatchEvent[]): void {
+    const last = events.at(-1);
+    if (!last) return;
+    this.#changed('task');
+    // Nobody streams events: the resume point is all a batch of task changes is needed for.
+    if (this.#listeners.size === 0) {
+      this.#resume.set(prefix, last.modRevision + 1);
+      return;
+    }
     for (const e of events) {
       this.#resume.set(prefix, e.modRevision + 1);
       if (e.type === 'delete') {
@@ -178,6 +197,7 @@ export class EventHub {
   }
 
   #onCooldowns(prefix: string, events: readonly WatchEvent[]): void {
+    if (events.length > 0) this.#changed('cooldown');
     for (const e of events) {
       this.#resume.set(prefix, e.modRevision + 1);
       const at = keyTarget(prefix, e.key);
@@ -193,6 +213,7 @@ export class EventHub {
   }
 
   #onParks(prefix: string, events: readonly WatchEvent[]): void {
+    if (events.length > 0) this.#changed('cooldown');
     for (const e of events) {
       this.#resume.set(prefix, e.modRevision + 1);
       const at = keyTarget(prefix, e.key);
@@ -216,6 +237,16 @@ export class EventHub {
       target,
       cooldown: this.cooldowns.view(kind, target, this.#clock.now()),
     });
+  }
+
+  #changed(kind: 'task' | 'cooldown'): void {
+    for (const l of this.#changeListeners) {
+      try {
+        l(kind);
+      } catch (err) {
+        this.#logger.warn({ err }, 'change listener failed');
+      }
+    }
   }
 
   #emit(e: MaintdEvent): void {
