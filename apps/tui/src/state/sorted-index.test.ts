@@ -74,8 +74,12 @@ describe('SortedIndex', () => {
     const m = new LiveMap<Row>();
     for (let i = 0; i < 500; i++) m.set(`r${i}`, row(`r${i}`, random(50)));
     const even: IndexOrder<Row> = { compare: byN.compare, match: (r) => r.n % 2 === 0 };
+    // Rows moved up and down within the list, ranks moved with them.
+    const ranked: IndexOrder<Row> = { compare: byN.compare, rank: (r) => r.n % 3, match: () => true };
     const index = new SortedIndex<Row>((r) => r.id);
+    const withRanks = new SortedIndex<Row>((r) => r.id);
     index.sync(m, even);
+    withRanks.sync(m, ranked);
     for (let step = 0; step < 200; step++) {
       for (let j = 0; j < 25; j++) {
         const id = `r${random(600)}`;
@@ -83,7 +87,13 @@ describe('SortedIndex', () => {
         else m.set(id, row(id, random(50)));
       }
       index.sync(m, even);
+      withRanks.sync(m, ranked);
       expect(ids(index)).toEqual(fullSort(m, even));
+      expect(ids(withRanks)).toEqual(fullSort(m, ranked));
+      for (const [i, id] of ids(withRanks).entries()) expect(withRanks.indexOfKey(id)).toBe(i);
+      // Each found by binary search, with the rank it was placed with: none by the lookup that
+      // heals a broken order (which would make this sync a rebuild).
+      expect(withRanks.sync(m, ranked)).toBe(false);
     }
   });
 
