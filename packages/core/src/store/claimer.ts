@@ -159,7 +159,18 @@ export class Claimer {
     );
     ids.forEach((id, n) => {
       const r = res.results[n];
-      into.set(id, r?.type === 'get' ? r.kv : undefined);
+      const kv = r?.type === 'get' ? r.kv : undefined;
+      // Remembered past this call: the next claims of this instance try these candidates too, and
+      // a record that changed since is caught by the claim transaction, whose failure branch
+      // returns it fresh. (Per call only, that was one read per claim of a peer-enqueued task.)
+      let task: TaskRecord | undefined;
+      try {
+        task = kv ? decode(TaskRecordSchema, kv) : undefined;
+      } catch {
+        // A corrupt record stays raw: the claim that reaches it fails on it, as before.
+      }
+      if (kv && task) this.#known.remember(task, kv.modRevision);
+      else into.set(id, kv);
     });
   }
 
