@@ -96,16 +96,18 @@ export function etcdHarness(
 }
 
 /**
- * A Kv that forwards to `kv`, with `txn` replaced by `txn(forward, ...args)`: for tests that
- * must act between a store's read and its transaction, or lose a transaction's reply.
+ * A Kv that forwards to `kv`, with `txn` replaced by `txn(forward, ...args)` (and `range`, when
+ * given, by `range(forward, ...args)`): for tests that must act between a store's read and its
+ * transaction, lose a transaction's reply, or count what a store reads.
  */
 export function interceptKv(
   kv: Kv,
   txn: (forward: Kv['txn'], ...args: Parameters<Kv['txn']>) => ReturnType<Kv['txn']>,
+  range?: (forward: Kv['range'], ...args: Parameters<Kv['range']>) => ReturnType<Kv['range']>,
 ): Kv {
   return {
     get: (key) => kv.get(key),
-    range: (prefix, o) => kv.range(prefix, o),
+    range: range ? (prefix, o) => range((p, q) => kv.range(p, q), prefix, o) : (prefix, o) => kv.range(prefix, o),
     put: (key, value, o) => kv.put(key, value, o),
     delete: (key) => kv.delete(key),
     deletePrefix: (prefix) => kv.deletePrefix(prefix),

@@ -44,6 +44,26 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
       return claim;
     };
     const run = <T>(p: Promise<T>): Promise<T> => withClockRunning(h.clock, p);
+    /** Four claimers per store claim and finish compactions until the queue is empty; the ids claimed. */
+    const drain = async (from: readonly TaskStore[]): Promise<string[]> => {
+      const claimed: string[] = [];
+      await Promise.all(
+        from.flatMap((s) =>
+          Array.from({ length: 4 }, async () => {
+            for (;;) {
+              const claim = await s.claimNext(['compact']);
+              if (!claim) {
+                if ((await s.queueDepth('compact')) === 0) return;
+                continue;
+              }
+              claimed.push(claim.task.id);
+              await s.finish(claim, { ok: true, detail: 'ok' });
+            }
+          }),
+        ),
+      );
+      return claimed;
+    };
 
     beforeEach(async () => {
       h = await makeHarness();
@@ -229,22 +249,7 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         const stores = [await open(), await open(), await open()];
         const ids = new Set<string>();
         for (let i = 0; i < 40; i++) ids.add((await stores[i % 3]!.enqueue('compact', `d-${i}`)).task.id);
-        const claimed: string[] = [];
-        await Promise.all(
-          stores.flatMap((s) =>
-            Array.from({ length: 4 }, async () => {
-              for (;;) {
-                const claim = await s.claimNext(['compact']);
-                if (!claim) {
-                  if ((await s.queueDepth('compact')) === 0) return;
-                  continue;
-                }
-                claimed.push(claim.task.id);
-                await s.finish(claim, { ok: true, detail: 'ok' });
-              }
-            }),
-          ),
-        );
+        const claimed = await drain(stores);
         expect(claimed).toHaveLength(40);
         expect(new Set(claimed)).toEqual(ids);
       });
@@ -260,44 +265,21 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         const stores = [await fed(), await fed(), await fed()];
         const ids = new Set<string>();
         for (let i = 0; i < 40; i++) ids.add((await stores[i % 3]!.enqueue('compact', `f-${i}`)).task.id);
-        const claimed: string[] = [];
-        await Promise.all(
-          stores.flatMap((s) =>
-            Array.from({ length: 4 }, async () => {
-              for (;;) {
-                const claim = await s.claimNext(['compact']);
-                if (!claim) {
-                  if ((await s.queueDepth('compact')) === 0) return;
-                  continue;
-                }
-                claimed.push(claim.task.id);
-                await s.finish(claim, { ok: true, detail: 'ok' });
-              }
-            }),
-          ),
-        );
+        const claimed = await drain(stores);
         expect(claimed).toHaveLength(40);
         expect(new Set(claimed)).toEqual(ids);
       });
 
       it('claims in FIFO order from a live queue feed, reading the queue once', async () => {
-        const inner = await h.connect();
         let queueReads = 0;
-        const kv: Kv = {
-          get: (key) => inner.get(key),
-          range: (p, o) => {
+        const kv = interceptKv(
+          await h.connect(),
+          (forward, ...args) => forward(...args),
+          (forward, p, o) => {
             if (p.startsWith(`${prefix}/queue/`)) queueReads++;
-            return inner.range(p, o);
+            return forward(p, o);
           },
-          put: (key, value, o) => inner.put(key, value, o),
-          delete: (key) => inner.delete(key),
-          deletePrefix: (p) => inner.deletePrefix(p),
-          grant: (ttl, o) => inner.grant(ttl, o),
-          watch: (p, listener, o) => inner.watch(p, listener, o),
-          revision: (probeKey) => inner.revision(probeKey),
-          close: () => inner.close(),
-          txn: (c, ok, fail) => inner.txn(c, ok, fail),
-        };
+        );
         const s = await open({ kv });
         await kv.watch(s.keys.queuePrefix(), (events) => s.observeQueue(events));
         s.setQueueFeed(true);
