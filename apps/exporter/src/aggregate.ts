@@ -246,15 +246,30 @@ function latin1(b: Uint8Array, o: number): string {
   );
 }
 
-function applyCooldown(agg: ClusterAggregate, key: string, value: string | undefined): void {
-  const rest = key.slice(agg.keys.cooldownPrefix().length);
+/**
+ * The kind index of a `<prefix><kind>/<hex>` key and the part after the prefix, or undefined for
+ * a kind this exporter does not know (a newer master): not countable, but not silently lost.
+ */
+function keyKind(
+  agg: ClusterAggregate,
+  prefix: string,
+  key: string,
+  value: string | undefined,
+): { readonly kind: number; readonly rest: string } | undefined {
+  const rest = key.slice(prefix.length);
   const slash = rest.indexOf('/');
   const kind = slash > 0 ? KIND_INDEX.get(rest.slice(0, slash)) : undefined;
   if (kind === undefined) {
-    // A kind this exporter does not know (a newer master): not countable, but not silently lost.
     if (value !== undefined) agg.invalid.add(key);
-    return;
+    return undefined;
   }
+  return { kind, rest };
+}
+
+function applyCooldown(agg: ClusterAggregate, key: string, value: string | undefined): void {
+  const at = keyKind(agg, agg.keys.cooldownPrefix(), key, value);
+  if (!at) return;
+  const { kind } = at;
   const records = agg.cooldowns[kind]!;
   const counts = agg.failureCounts[kind]!;
   const prev = records.get(key);
@@ -273,13 +288,9 @@ function applyCooldown(agg: ClusterAggregate, key: string, value: string | undef
 }
 
 function applyPark(agg: ClusterAggregate, key: string, value: string | undefined): void {
-  const rest = key.slice(agg.keys.parkedPrefix().length);
-  const slash = rest.indexOf('/');
-  const kind = slash > 0 ? KIND_INDEX.get(rest.slice(0, slash)) : undefined;
-  if (kind === undefined) {
-    if (value !== undefined) agg.invalid.add(key);
-    return;
-  }
+  const at = keyKind(agg, agg.keys.parkedPrefix(), key, value);
+  if (!at) return;
+  const { kind, rest } = at;
   const parks = agg.parks[kind]!;
   const cooldownKey = `${agg.keys.cooldownPrefix()}${rest}`;
   const fields = value === undefined ? undefined : decode(agg, key, ParkFields, value);

@@ -23,6 +23,18 @@ const ESC = '\u001b';
 /** The selected row (the one with the › marker). */
 const selectedLine = (m: Mounted): string | undefined => m.lines().find((l) => l.startsWith('>'));
 
+/** `n` cooldowns `store-0000`…, the lowest number cooling longest (so first by time left). */
+const numberedCooldowns = (n: number): Cooldown[] =>
+  Array.from({ length: n }, (_, i) =>
+    cooldown(`store-${String(i).padStart(4, '0')}`, { until_ms: NOW + 1000 * (10_000 - i) }),
+  );
+
+/** Waits past the clock's next turn of the second, the frame that draws the throttled counts. */
+async function nextSecond(m: Mounted): Promise<void> {
+  await new Promise((r) => setTimeout(r, 1100));
+  await m.settle();
+}
+
 describe('views', () => {
   it('the Overview shows masters, queue by kind, running tasks, recent outcomes and cooling against the guard', async () => {
     const m = mount({ guardPercent: 25, size: { columns: 100, rows: 34 } });
@@ -527,9 +539,7 @@ describe('data and screen', () => {
   });
 
   it('draws no frame for live changes that leave the screen alike, and one for a change on screen', async () => {
-    const many: Cooldown[] = Array.from({ length: 1000 }, (_, i) =>
-      cooldown(`store-${String(i).padStart(4, '0')}`, { until_ms: NOW + 1000 * (10_000 - i) }),
-    );
+    const many: Cooldown[] = numberedCooldowns(1000);
     let data: FleetData = { ...EMPTY_FLEET, cooldowns: cooldownMap(many), storesTotal: 1000 };
     const m = mount({ data, size: { columns: 120, rows: 24 } });
     await m.press('3');
@@ -571,9 +581,7 @@ describe('data and screen', () => {
   });
 
   it('draws a change of the tab counts alone at most once a second', async () => {
-    const many: Cooldown[] = Array.from({ length: 100 }, (_, i) =>
-      cooldown(`store-${String(i).padStart(4, '0')}`, { until_ms: NOW + 1000 * (10_000 - i) }),
-    );
+    const many: Cooldown[] = numberedCooldowns(100);
     let data: FleetData = { ...EMPTY_FLEET, cooldowns: cooldownMap(many), storesTotal: 100, tasks: new Map() };
     const m = mount({ data, size: { columns: 120, rows: 24 } });
     await m.press('3');
@@ -585,16 +593,13 @@ describe('data and screen', () => {
       await m.settle();
     }
     expect(m.frameCount()).toBe(drawn);
-    await new Promise((r) => setTimeout(r, 1100));
-    await m.settle();
+    await nextSecond(m);
     expect(m.frameCount()).toBe(drawn + 1);
     expect(m.lines()[1]).toContain('2 Tasks 5');
   });
 
   it('draws a change of the list’s length alone (a row gone far below the window) with the counts, not at once', async () => {
-    const many: Cooldown[] = Array.from({ length: 100 }, (_, i) =>
-      cooldown(`store-${String(i).padStart(4, '0')}`, { until_ms: NOW + 1000 * (10_000 - i) }),
-    );
+    const many: Cooldown[] = numberedCooldowns(100);
     let data: FleetData = { ...EMPTY_FLEET, cooldowns: cooldownMap(many), storesTotal: 100 };
     const m = mount({ data, size: { columns: 120, rows: 24 } });
     await m.press('3');
@@ -608,8 +613,7 @@ describe('data and screen', () => {
     m.source.set({ data });
     await m.settle();
     expect(m.frameCount()).toBe(drawn);
-    await new Promise((r) => setTimeout(r, 1100));
-    await m.settle();
+    await nextSecond(m);
     expect(m.frameCount()).toBe(drawn + 1);
     expect(m.frame()).toContain('1/99');
   });

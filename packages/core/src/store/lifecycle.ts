@@ -151,6 +151,12 @@ export class TaskLifecycle {
     throw new ContentionError(`failed to resolve concurrent task enqueue for ${kind} '${target}'`);
   }
 
+  /** A task this instance queued: its claim needs neither a read of its record nor of the queue. */
+  #queued(task: TaskRecord, revision: number): void {
+    this.#parts.known.remember(task, revision);
+    this.#parts.queue.apply([{ type: 'put', key: this.#ctx.keys.queue(task.kind, task.id), modRevision: revision }]);
+  }
+
   /**
    * One transaction, guarded by the claim and by the revision of the task's cooldown record read
    * at claim time: the terminal record, the release of claim, running, lock and dedupe keys, and
@@ -159,12 +165,6 @@ export class TaskLifecycle {
    * (an operator reset, another writer) fails only the second guard: the transaction's failure
    * branch returns the fresh record, and the finish is decided again on it.
    */
-  /** A task this instance queued: its claim needs neither a read of its record nor of the queue. */
-  #queued(task: TaskRecord, revision: number): void {
-    this.#parts.known.remember(task, revision);
-    this.#parts.queue.apply([{ type: 'put', key: this.#ctx.keys.queue(task.kind, task.id), modRevision: revision }]);
-  }
-
   async finish(claim: Claim, outcome: TaskOutcome): Promise<FinishResult> {
     const { kv, keys: k, clock } = this.#ctx;
     const { cooldowns } = this.#parts;
