@@ -2,6 +2,7 @@ import { type Clock, systemClock } from './clock.js';
 import { type CooldownPolicy, DEFAULT_COOLDOWN_POLICY } from './cooldown-policy.js';
 import { type Keys, keysFor } from './keys.js';
 import type { Kv, WatchEvent } from './kv/port.js';
+import { GroupCommitKv } from './kv/group-commit.js';
 import type {
   ErrorClass,
   MasterInfo,
@@ -113,7 +114,7 @@ export class TaskStore {
     this.masterId = o.masterId;
     this.policy = Object.freeze({ ...DEFAULT_COOLDOWN_POLICY, ...o.cooldown });
     const ctx: StoreContext = {
-      kv: o.kv,
+      kv: new GroupCommitKv(o.kv, clock),
       keys,
       clock,
       random: o.random ?? cryptoRandom,

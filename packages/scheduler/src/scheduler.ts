@@ -360,23 +360,34 @@ export class Scheduler {
       // transferable AbortSignal for each).
       if (p.wake.signal.aborted) p.wake = new AbortController();
       while (p.running.size < p.size && !this.#stop.signal.aborted) {
-        let claim: Claim | undefined;
+        // Every free slot claims at once: concurrent claims go to etcd as one transaction
+        // (the store's group commit), where one after another would cost a round trip each.
+        const free = p.size - p.running.size;
         // A claim in flight may have committed already: until it is a running task, not idle.
-        this.#claiming++;
-        try {
-          claim = await this.#d.store.claimNext(p.kinds);
-        } catch (err) {
-          this.#d.logger.warn({ err, pool: p.name }, 'scheduler queue poll failed');
-          break;
-        } finally {
-          this.#claiming--;
+        this.#claiming += free;
+        const settled = await Promise.allSettled(
+          Array.from({ length: free }, () =>
+            this.#d.store.claimNext(p.kinds).finally(() => {
+              this.#claiming--;
+            }),
+          ),
+        );
+        let drained = false;
+        for (const s of settled) {
+          if (s.status === 'rejected') {
+            this.#d.logger.warn({ err: s.reason as unknown, pool: p.name }, 'scheduler queue poll failed');
+            drained = true;
+          } else if (!s.value) {
+            drained = true;
+          } else {
+            const run: Promise<void> = this.#run(s.value).finally(() => {
+              p.running.delete(run);
+              p.wake.abort(WAKE);
+            });
+            p.running.add(run);
+          }
         }
-        if (!claim) break;
-        const run: Promise<void> = this.#run(claim).finally(() => {
-          p.running.delete(run);
-          p.wake.abort(WAKE);
-        });
-        p.running.add(run);
+        if (drained) break;
       }
       try {
         // stop() aborts every pool's wake signal too; AbortSignal.any would leak listeners on

@@ -27,6 +27,8 @@ export class TaskHistory {
   readonly #changes = new Map<string, TaskChange[]>();
   #watch: Watch | undefined;
   #lastRevision: number;
+  /** Keys changed at {@link #lastRevision} that this history has recorded. */
+  readonly #keysAtLast = new Set<string>();
   #closed = false;
   /** Watch failures (each followed by a resume from the last revision seen). */
   resumes = 0;
@@ -66,8 +68,13 @@ export class TaskHistory {
   #record(events: readonly WatchEvent[]): void {
     const seenAt = Date.now();
     for (const e of events) {
-      // A resumed watch may repeat the revision it resumed from.
-      if (e.modRevision <= this.#lastRevision) continue;
+      // A resumed watch may repeat the revision it resumed from. One revision can change many
+      // tasks (a master commits concurrent claims and finishes as one transaction): a repeat is
+      // a key already seen at that revision, not any change at it.
+      if (e.modRevision < this.#lastRevision) continue;
+      if (e.modRevision > this.#lastRevision) this.#keysAtLast.clear();
+      if (this.#keysAtLast.has(e.key)) continue;
+      this.#keysAtLast.add(e.key);
       this.#lastRevision = e.modRevision;
       const id = e.key.slice(this.#prefix.length);
       const record = e.type === 'put' ? TaskRecordSchema.parse(JSON.parse(e.value)) : undefined;
