@@ -7,6 +7,9 @@ import {
 } from '@maintd/scheduler/api';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
+import type { Kv, Watch } from '@maintd/core';
+import { interceptKv } from '@maintd/core/testing';
+import { TASK_WATCH_LINGER_MS } from './events.js';
 import {
   FakeClock,
   type SwitchableKv,
@@ -702,6 +705,60 @@ describe('API authorisation', () => {
       expect((await m.app.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'x' }), mapped)).status).toBe(
         200,
       );
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+describe('the task watch', () => {
+  it('opens only for a task list read or an event stream, streams what changes after hello, and closes a linger after its last use', async () => {
+    const clock = new FakeClock();
+    const opened: string[] = [];
+    let open = 0;
+    const m = await openMaster(endpoints, clock, {}, 1, (inner) => {
+      const plain = interceptKv(inner, (forward, ...args) => forward(...args));
+      return {
+        ...plain,
+        watch: async (...args: Parameters<Kv['watch']>): Promise<Watch> => {
+          const w = await plain.watch(...args);
+          if (args[0] !== `${m.config.etcd.prefix}/tasks/`) return w;
+          opened.push(args[0]);
+          open++;
+          return { close: () => (open--, w.close()) };
+        },
+      };
+    });
+    try {
+      m.events.start();
+      await eventually(() => expect(m.events.live).toBe(true));
+      // Enqueues, sweeps and cooldown reads need no task watch.
+      await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'a' }));
+      await m.request('/api/v1/scheduler/cooldowns');
+      expect(opened).toEqual([]);
+
+      expect((await m.request('/api/v1/tasks')).status).toBe(200);
+      await eventually(() => expect(m.events.tasksLive).toBe(true));
+      expect(open).toBe(1);
+      // Unused for the linger (and one check), it closes.
+      await clock.advance(TASK_WATCH_LINGER_MS + 5_000);
+      await eventually(() => expect([m.events.tasksLive, open]).toEqual([false, 0]));
+
+      // A stream reopens it before its hello: a task queued after hello is streamed.
+      const res = await m.request('/api/v1/events');
+      const reader: ReadableStreamDefaultReader<Uint8Array> = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      const until = async (pattern: RegExp): Promise<void> => {
+        while (!pattern.test(text)) text += decoder.decode((await reader.read()).value, { stream: true });
+      };
+      await until(/event: hello/);
+      expect([m.events.tasksLive, open, opened.length]).toEqual([true, 1, 2]);
+      await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'b' }));
+      await until(/event: task\n.*"target":"b"/);
+      await reader.cancel();
+      await clock.advance(TASK_WATCH_LINGER_MS + 5_000);
+      await eventually(() => expect([m.events.tasksLive, open]).toEqual([false, 0]));
     } finally {
       await m.close();
     }

@@ -51,6 +51,8 @@ import type { EventHub } from './events.js';
 /** Events buffered for one slow `/events` client before it is cut off (it reconnects and re-reads). */
 const SSE_BUFFER_LIMIT = 1000;
 const SSE_HEARTBEAT_MS = 15_000;
+/** Longest an event stream waits for the task watch before its hello. */
+const SSE_TASK_WATCH_WAIT_MS = 2000;
 const READY_TIMEOUT_MS = 2000;
 const JSON_TYPE = { 'content-type': 'application/json' } as const;
 
@@ -145,6 +147,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       ...(q.target ? { target: q.target } : {}),
       ...(q.cursor ? { cursor: q.cursor } : {}),
     };
+    deps.events?.wantTasks();
     const page = await sharedTasks(JSON.stringify(query));
     return c.body(page.body, 200, withNextLink(c.req.url, page.next, JSON_TYPE)) as never;
   });
@@ -318,6 +321,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
         wake?.();
       });
       try {
+        // The task watch opens for the first stream: hello waits for it (a moment, or as long
+        // as etcd is away, within a bound), so no task change after hello goes unstreamed.
+        await withTimeout(deps.clock, hub.tasksWatched(), SSE_TASK_WATCH_WAIT_MS).catch(() => undefined);
         await stream.writeSSE({ event: 'hello', data: JSON.stringify({ master_id: store.masterId }) });
         while (!closed.signal.aborted && !overflow) {
           const e = queue.shift();
@@ -476,7 +482,8 @@ class ReadCache {
   ): (...args: A) => Promise<SharedBody> {
     return (...args) => {
       const key = `${kind}:${JSON.stringify(args)}`;
-      const live = this.#hub?.live ?? false;
+      // Task lists are kept only while the task watch (opened on demand) is up to drop them.
+      const live = (kind === 'task' ? this.#hub?.tasksLive : this.#hub?.live) ?? false;
       const generation = this.#hub?.generation ?? -1;
       const now = this.#now();
       const hit = this.#entries.get(key);

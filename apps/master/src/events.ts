@@ -21,6 +21,14 @@ import { CooldownIndex } from './cooldown-index.js';
 /** Keys per round trip of the index's initial read: small pages keep the transient buffers small. */
 const LOAD_PAGE = 1000;
 
+/**
+ * How long the task watch outlives its last use (a task list read, an event stream): a dashboard
+ * polling the task list keeps it, and a master nobody reads tasks from drops it.
+ */
+export const TASK_WATCH_LINGER_MS = 60_000;
+/** How often an open task watch checks whether it is still wanted. */
+const TASK_WATCH_CHECK_MS = 5_000;
+
 // The events' shapes are part of the API's route definitions (the OpenAPI document's event
 // payload components), so that the document and the stream cannot drift apart.
 export type { MaintdEvent };
@@ -31,6 +39,12 @@ export type { MaintdEvent };
  * parks current from the same watches. Re-opens its watches after a failure, each from the last
  * revision it saw, so a brief etcd outage loses no event; a watch that can no longer resume (its
  * history compacted) re-reads the index from the store.
+ *
+ * The task watch is open only while someone uses it: an event stream is connected, or the task
+ * list was read within {@link TASK_WATCH_LINGER_MS}. Every task changes three times, so an always
+ * open task watch made each master decode every task of the fleet three times: about a sixth of
+ * a master's CPU per task with six masters (`pnpm bench:fleet`), for lists and streams that most
+ * masters never serve.
  */
 export class EventHub {
   /**
@@ -53,6 +67,16 @@ export class EventHub {
   #live = false;
   #generation = 0;
   #loop: Promise<void> | undefined;
+  /** The task watch's loop while it runs. */
+  #tasksLoop: Promise<void> | undefined;
+  #tasksWatch: Watch | undefined;
+  #tasksLive = false;
+  /** Wakes the task watch's loop: stopping, or its watch failed. */
+  #tasksWake: AbortController | undefined;
+  /** Resolved (and replaced) each time the task watch is established. */
+  #tasksUp = signal();
+  /** When the task list was last read (clock time). */
+  #tasksWantedAt = -Infinity;
 
   constructor(kv: Kv, keys: Keys, clock: Clock, logger: Logger) {
     this.#kv = kv;
@@ -64,12 +88,33 @@ export class EventHub {
   /** Starts watching (in the background; an unreachable store is retried). */
   start(): void {
     this.#loop ??= this.#run();
+    this.#watchTasks();
   }
 
-  /** Registers a listener; returns its unsubscribe function. */
+  /**
+   * Registers a listener; returns its unsubscribe function. Task events flow once the task watch
+   * is up ({@link EventHub.tasksWatched}).
+   */
   subscribe(listener: (e: MaintdEvent) => void): () => void {
     this.#listeners.add(listener);
+    this.#watchTasks();
     return () => this.#listeners.delete(listener);
+  }
+
+  /** A task list was read: keep (or start) the task watch for the next {@link TASK_WATCH_LINGER_MS}. */
+  wantTasks(): void {
+    this.#tasksWantedAt = this.#clock.now();
+    this.#watchTasks();
+  }
+
+  /** Resolves once the task watch is established (at once if it is). */
+  tasksWatched(): Promise<void> {
+    return this.#tasksLive ? Promise.resolve() : this.#tasksUp.promise;
+  }
+
+  /** True while the task watch is established too: only then may a cached task list be kept. */
+  get tasksLive(): boolean {
+    return this.#live && this.#tasksLive;
   }
 
   /**
@@ -102,12 +147,78 @@ export class EventHub {
 
   async close(): Promise<void> {
     this.#stop.abort();
+    this.#tasksWake?.abort();
     await Promise.all(this.#watches.map((w) => w.close().catch(() => undefined)));
-    await this.#loop;
+    await this.#tasksWatch?.close().catch(() => undefined);
+    await Promise.all([this.#loop, this.#tasksLoop]);
+  }
+
+  #tasksWanted(): boolean {
+    return (
+      !this.#stop.signal.aborted &&
+      (this.#listeners.size > 0 || this.#clock.now() - this.#tasksWantedAt < TASK_WATCH_LINGER_MS)
+    );
+  }
+
+  #watchTasks(): void {
+    if (this.#tasksLoop || !this.#tasksWanted()) return;
+    this.#tasksLoop = this.#runTasks().finally(() => {
+      this.#tasksLoop = undefined;
+      // Wanted again between the loop's last check and its end.
+      this.#watchTasks();
+    });
+  }
+
+  /** Keeps a task watch open while it is wanted: resumes it after a failure, closes it once unused. */
+  async #runTasks(): Promise<void> {
+    const prefix = this.#keys.tasksPrefix;
+    let from: number | undefined;
+    while (this.#tasksWanted()) {
+      const wake = new AbortController();
+      this.#tasksWake = wake;
+      let failed = false;
+      try {
+        this.#tasksWatch = await this.#kv.watch(
+          prefix,
+          (events) => {
+            const last = events.at(-1);
+            if (last) from = last.modRevision + 1;
+            this.#onTasks(prefix, events);
+          },
+          { ...(from !== undefined ? { fromRevision: from } : {}), onError: () => wake.abort() },
+        );
+        this.#tasksLive = true;
+        this.#generation++;
+        const up = this.#tasksUp;
+        this.#tasksUp = signal();
+        up.resolve();
+        while (!wake.signal.aborted && this.#tasksWanted()) {
+          await this.#clock.sleep(TASK_WATCH_CHECK_MS, wake.signal).catch(() => undefined);
+        }
+      } catch (err) {
+        failed = true;
+        this.#logger.debug({ err }, 'task watch failed; retrying');
+      }
+      failed ||= wake.signal.aborted && !this.#stop.signal.aborted;
+      if (this.#tasksLive) {
+        this.#tasksLive = false;
+        this.#generation++;
+      }
+      await this.#tasksWatch?.close().catch(() => undefined);
+      this.#tasksWatch = undefined;
+      if (!this.#tasksWanted()) return;
+      // Closed as unused, then wanted again: reopen at once, from now. Failed: pause first.
+      if (!failed) {
+        from = undefined;
+        continue;
+      }
+      // Compacted or broken: resume from now.
+      if (wake.signal.aborted) from = undefined;
+      await this.#clock.sleep(1000, this.#stop.signal).catch(() => undefined);
+    }
   }
 
   async #run(): Promise<void> {
-    const tasks = this.#keys.tasksPrefix;
     const cool = this.#keys.cooldownPrefix();
     const parked = this.#keys.parkedPrefix();
     while (!this.#stop.signal.aborted) {
@@ -126,7 +237,6 @@ export class EventHub {
           return { ...(from ? { fromRevision: from } : {}), onError: () => dead.abort() };
         };
         this.#watches = [];
-        this.#watches.push(await this.#kv.watch(tasks, (events) => this.#onTasks(tasks, events), opts(tasks)));
         this.#watches.push(await this.#kv.watch(cool, (events) => this.#onCooldowns(cool, events), opts(cool)));
         this.#watches.push(await this.#kv.watch(parked, (events) => this.#onParks(parked, events), opts(parked)));
         this.#live = true;
@@ -177,16 +287,11 @@ export class EventHub {
   }
 
   #onTasks(prefix: string, events: readonly WatchEvent[]): void {
-    const last = events.at(-1);
-    if (!last) return;
+    if (events.length === 0) return;
     this.#changed('task');
-    // Nobody streams events: the resume point is all a batch of task changes is needed for.
-    if (this.#listeners.size === 0) {
-      this.#resume.set(prefix, last.modRevision + 1);
-      return;
-    }
+    // Nobody streams events: a list cache to drop is all a batch of task changes is needed for.
+    if (this.#listeners.size === 0) return;
     for (const e of events) {
-      this.#resume.set(prefix, e.modRevision + 1);
       if (e.type === 'delete') {
         this.#emit({ type: 'task_deleted', revision: e.modRevision, id: e.key.slice(prefix.length) });
         continue;
@@ -258,6 +363,13 @@ export class EventHub {
       }
     }
   }
+}
+
+/** A promise and the function that resolves it (Promise.withResolvers, which Node 20 lacks). */
+function signal(): { readonly promise: Promise<void>; readonly resolve: () => void } {
+  let resolve: () => void = () => undefined;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }
 
 /** The (kind, target) a `P/<prefix>/<kind>/<hex>` key names, or undefined for a key of another shape. */
