@@ -70,8 +70,7 @@ export async function callWorker<T>(
   schema: z.ZodType<T>,
   options: WorkerCallOptions,
 ): Promise<WorkerResult<T>> {
-  const parsed = parseUrl(url);
-  const label = parsed ? endpointLabel(parsed) : url;
+  const { parsed, label } = parsedUrl(url);
   const fail = (reason: string): WorkerResult<T> => ({
     kind: 'transport_error',
     message: sanitizeError(`${label}: ${reason}`, MESSAGE_MAX),
@@ -154,6 +153,21 @@ export async function callWorker<T>(
   }
 }
 
+/** Parsed worker URLs: a fleet has a few endpoints and stores, and parsing was a tenth of a call. */
+const PARSED = new Map<string, { readonly parsed: URL | undefined; readonly label: string }>();
+const PARSED_MAX = 10_000;
+
+function parsedUrl(url: string): { readonly parsed: URL | undefined; readonly label: string } {
+  let hit = PARSED.get(url);
+  if (!hit) {
+    const parsed = parseUrl(url);
+    hit = { parsed, label: parsed ? endpointLabel(parsed) : url };
+    if (PARSED.size >= PARSED_MAX) PARSED.clear();
+    PARSED.set(url, hit);
+  }
+  return hit;
+}
+
 function parseUrl(url: string): URL | undefined {
   try {
     return new URL(url);
@@ -185,6 +199,11 @@ interface Reply {
   readonly chunks: AsyncIterable<Uint8Array>;
   /** Stops reading the body and releases the connection. */
   discard(): void;
+  /**
+   * Reads the whole body at once, without an async iterator per reply; only used when the
+   * length is declared (and within the bound), which the HTTP parser then enforces.
+   */
+  readonly read?: () => Promise<ArrayBuffer>;
 }
 
 /**
@@ -210,6 +229,7 @@ async function undiciReply(
     // abort error, stack trace included, per call, which profiled at 2% of a master's CPU (a
     // store is missing on most workers, so most merges get a 404 or two).
     discard: () => void res.body.dump({ limit: DISCARD_DRAIN_BYTES }).catch(() => undefined),
+    read: () => res.body.arrayBuffer(),
   };
 }
 
@@ -242,6 +262,7 @@ async function readBounded(res: Reply, max: number): Promise<Buffer | 'too_large
     res.discard();
     return 'too_large';
   }
+  if (res.read && res.contentLength !== undefined) return Buffer.from(await res.read());
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const value of res.chunks) {
