@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { StoreUnavailableError } from '../errors.js';
+import { LeaseNotFoundError, StoreUnavailableError } from '../errors.js';
 import { type KvHarness, etcdHarness, interceptKv, memoryHarness } from '../testing/harness.js';
 import { kvContract } from '../testing/kv-contract.js';
 import { GROUP_COMMIT_STALL_MS, GroupCommitKv } from './group-commit.js';
@@ -146,6 +146,23 @@ for (const [name, make] of adapters) {
         expect((o as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
       }
       expect(await base.get(`${p}k1`)).toBeUndefined();
+    });
+
+    it('fails only the transaction whose lease is gone when it shared a batch', async () => {
+      const kv = new GroupCommitKv(counted(), h.clock, { maxInFlight: 1 });
+      const lease = await base.grant(60);
+      await lease.revoke();
+      const outcomes = await Promise.allSettled([
+        kv.txn([], [{ type: 'put', key: `${p}first`, value: 'x' }]),
+        kv.txn([], [{ type: 'put', key: `${p}leased`, value: 'x', lease: lease.id }]),
+        kv.txn([], [{ type: 'put', key: `${p}plain`, value: 'x' }]),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseNotFoundError);
+      expect((await base.get(`${p}plain`))?.value).toBe('x');
+      expect(await base.get(`${p}leased`)).toBeUndefined();
+      // Alone, batched (refused), then each of the two again alone.
+      expect(sent).toEqual([0, 0, 0, 0]);
     });
 
     it('sends a transaction that waited GROUP_COMMIT_STALL_MS behind a stalled call, without waiting for it', async () => {

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import { LeaseNotFoundError, StoreAccessDeniedError } from '../errors.js';
 import type { Compare, Kv, TxnOp, TxnResult } from './port.js';
 
 // etcd refuses a transaction with more than 128 compares or ops in a branch (--max-txn-ops) and
@@ -60,8 +61,9 @@ function member(
  * one after the other at its revision would, and each caller gets its own branch's results and
  * the batch's revision (which its writes carry, as they would alone). A batch whose compares do
  * not all hold runs its members again one by one, each with its own failure branch: one
- * caller's lost race never fails another's. A batch that throws throws to every member (each
- * would have had to treat a lost reply as "may have committed" alone too). Read-only
+ * caller's lost race never fails another's, and neither does a put on a lease that is gone. A
+ * batch that throws otherwise throws to every member (each would have had to treat a lost reply
+ * as "may have committed" alone too). Read-only
  * transactions never wait.
  */
 export class GroupCommitKv implements Kv {
@@ -173,6 +175,13 @@ export class GroupCommitKv implements Kv {
         batch.flatMap((m) => m.success),
       );
     } catch (err) {
+      // etcd refused the batch for one member's sake (a put on a lease that is gone): nothing
+      // committed, so each goes alone and only that one fails. Any other error leaves the
+      // outcome unknown, and each caller must learn that.
+      if (err instanceof LeaseNotFoundError || err instanceof StoreAccessDeniedError) {
+        await Promise.all(batch.map((m) => this.#alone(m)));
+        return;
+      }
       for (const m of batch) m.reject(err);
       return;
     }
