@@ -17,6 +17,8 @@ import { Etcd3 } from 'etcd3';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TASKS = Number(process.env.BENCH_TASKS ?? 1000);
 const MASTERS = (process.env.BENCH_MASTERS ?? '1,3,6').split(',').map(Number);
+/** Seconds the masters run before the tasks are sent (past TASK_WATCH_LINGER_MS and one check). */
+const SETTLE_SECS = Number(process.env.BENCH_SETTLE_SECS ?? 66);
 const STORES = TASKS;
 const WIDTH = String(STORES - 1).length;
 
@@ -122,6 +124,9 @@ async function run(masters: number, endpoints: string[], etcdMetrics: string, wo
     urls.push(`http://127.0.0.1:${port}`);
   }
   for (const url of urls) await waitHttp(`${url}/readyz`);
+  // A master keeps its task watch for its first minute (its first readers usually come then) and
+  // drops it when nobody reads its tasks: measure the steady state of a running master.
+  await new Promise((r) => setTimeout(r, SETTLE_SECS * 1000));
   const cpu = async (): Promise<number> =>
     (await Promise.all(urls.map(async (u) => sample(await metrics(u), 'process_cpu_seconds_total')))).reduce(
       (a, b) => a + b,

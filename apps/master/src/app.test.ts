@@ -712,7 +712,7 @@ describe('API authorisation', () => {
 });
 
 describe('the task watch', () => {
-  it('opens only for a task list read or an event stream, streams what changes after hello, and closes a linger after its last use', async () => {
+  it('is open from the start and then only for a task list read or an event stream, streams what changes after hello, and closes a linger after its last use', async () => {
     const clock = new FakeClock();
     const opened: string[] = [];
     let open = 0;
@@ -730,17 +730,19 @@ describe('the task watch', () => {
       };
     });
     try {
+      // Open from the start; unused for the linger (and one check), it closes.
       m.events.start();
-      await eventually(() => expect(m.events.live).toBe(true));
+      await eventually(() => expect([m.events.live, m.events.tasksLive, open]).toEqual([true, true, 1]));
+      await clock.advance(TASK_WATCH_LINGER_MS + 5_000);
+      await eventually(() => expect([m.events.tasksLive, open]).toEqual([false, 0]));
       // Enqueues, sweeps and cooldown reads need no task watch.
       await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'a' }));
       await m.request('/api/v1/scheduler/cooldowns');
-      expect(opened).toEqual([]);
+      expect(opened).toHaveLength(1);
 
+      // A task list read waits for the watch it opens, so its answer can be kept.
       expect((await m.request('/api/v1/tasks')).status).toBe(200);
-      await eventually(() => expect(m.events.tasksLive).toBe(true));
-      expect(open).toBe(1);
-      // Unused for the linger (and one check), it closes.
+      expect([m.events.tasksLive, open, opened.length]).toEqual([true, 1, 2]);
       await clock.advance(TASK_WATCH_LINGER_MS + 5_000);
       await eventually(() => expect([m.events.tasksLive, open]).toEqual([false, 0]));
 
@@ -753,7 +755,7 @@ describe('the task watch', () => {
         while (!pattern.test(text)) text += decoder.decode((await reader.read()).value, { stream: true });
       };
       await until(/event: hello/);
-      expect([m.events.tasksLive, open, opened.length]).toEqual([true, 1, 2]);
+      expect([m.events.tasksLive, open, opened.length]).toEqual([true, 1, 3]);
       await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'b' }));
       await until(/event: task\n.*"target":"b"/);
       await reader.cancel();

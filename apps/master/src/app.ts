@@ -51,8 +51,8 @@ import type { EventHub } from './events.js';
 /** Events buffered for one slow `/events` client before it is cut off (it reconnects and re-reads). */
 const SSE_BUFFER_LIMIT = 1000;
 const SSE_HEARTBEAT_MS = 15_000;
-/** Longest an event stream waits for the task watch before its hello. */
-const SSE_TASK_WATCH_WAIT_MS = 2000;
+/** Longest an event stream's hello, or a task list read, waits for the task watch it opened. */
+const TASK_WATCH_WAIT_MS = 2000;
 const READY_TIMEOUT_MS = 2000;
 const JSON_TYPE = { 'content-type': 'application/json' } as const;
 
@@ -147,7 +147,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       ...(q.target ? { target: q.target } : {}),
       ...(q.cursor ? { cursor: q.cursor } : {}),
     };
-    deps.events?.wantTasks();
+    const hub = deps.events;
+    if (hub) {
+      const live = hub.tasksLive;
+      hub.wantTasks();
+      // The first read after a quiet spell waits (briefly) for the task watch it opened: until
+      // it is up nothing can be kept, and a burst of readers would each build the list anew.
+      if (!live) await withTimeout(deps.clock, hub.tasksWatched(), TASK_WATCH_WAIT_MS).catch(() => undefined);
+    }
     const page = await sharedTasks(JSON.stringify(query));
     return c.body(page.body, 200, withNextLink(c.req.url, page.next, JSON_TYPE)) as never;
   });
@@ -323,7 +330,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       try {
         // The task watch opens for the first stream: hello waits for it (a moment, or as long
         // as etcd is away, within a bound), so no task change after hello goes unstreamed.
-        await withTimeout(deps.clock, hub.tasksWatched(), SSE_TASK_WATCH_WAIT_MS).catch(() => undefined);
+        await withTimeout(deps.clock, hub.tasksWatched(), TASK_WATCH_WAIT_MS).catch(() => undefined);
         await stream.writeSSE({ event: 'hello', data: JSON.stringify({ master_id: store.masterId }) });
         while (!closed.signal.aborted && !overflow) {
           const e = queue.shift();
@@ -484,7 +491,7 @@ class ReadCache {
       const key = `${kind}:${JSON.stringify(args)}`;
       // Task lists are kept only while the task watch (opened on demand) is up to drop them.
       const live = (kind === 'task' ? this.#hub?.tasksLive : this.#hub?.live) ?? false;
-      const generation = this.#hub?.generation ?? -1;
+      const generation = (kind === 'task' ? this.#hub?.taskGeneration : this.#hub?.generation) ?? -1;
       const now = this.#now();
       const hit = this.#entries.get(key);
       if (hit && hit.generation === generation && hit.builtAt <= now && now < hit.validUntil) {

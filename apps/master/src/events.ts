@@ -41,7 +41,7 @@ export type { MaintdEvent };
  * history compacted) re-reads the index from the store.
  *
  * The task watch is open only while someone uses it: an event stream is connected, or the task
- * list was read within {@link TASK_WATCH_LINGER_MS}. Every task changes three times, so an always
+ * list was read within {@link TASK_WATCH_LINGER_MS} (or the hub started within it). Every task changes three times, so an always
  * open task watch made each master decode every task of the fleet three times: about a sixth of
  * a master's CPU per task with six masters (`pnpm bench:fleet`), for lists and streams that most
  * masters never serve.
@@ -66,6 +66,8 @@ export class EventHub {
   #synced = false;
   #live = false;
   #generation = 0;
+  /** Like {@link #generation}, for caches of task changes: also moves when the task watch does. */
+  #taskGeneration = 0;
   #loop: Promise<void> | undefined;
   /** The task watch's loop while it runs. */
   #tasksLoop: Promise<void> | undefined;
@@ -87,7 +89,12 @@ export class EventHub {
 
   /** Starts watching (in the background; an unreachable store is retried). */
   start(): void {
-    this.#loop ??= this.#run();
+    if (this.#loop) return;
+    this.#loop = this.#run();
+    // Open from the start, as a master is usually asked first just after it starts; a master
+    // nobody asks drops it after the linger (opening it under a burst of readers instead cost
+    // about 8 MB of RSS in `pnpm bench:master`).
+    this.#tasksWantedAt = this.#clock.now();
     this.#watchTasks();
   }
 
@@ -140,6 +147,15 @@ export class EventHub {
     return this.#generation;
   }
 
+  /**
+   * Changes whenever the task watch or the others are (re)established or lost; stamps caches of
+   * task lists. Kept apart from {@link EventHub.generation}: the task watch opening or closing on
+   * demand must not drop the cooldown lists.
+   */
+  get taskGeneration(): number {
+    return this.#taskGeneration;
+  }
+
   /** Number of connected listeners. */
   get subscribers(): number {
     return this.#listeners.size;
@@ -188,7 +204,7 @@ export class EventHub {
           { ...(from !== undefined ? { fromRevision: from } : {}), onError: () => wake.abort() },
         );
         this.#tasksLive = true;
-        this.#generation++;
+        this.#taskGeneration++;
         const up = this.#tasksUp;
         this.#tasksUp = signal();
         up.resolve();
@@ -202,7 +218,7 @@ export class EventHub {
       failed ||= wake.signal.aborted && !this.#stop.signal.aborted;
       if (this.#tasksLive) {
         this.#tasksLive = false;
-        this.#generation++;
+        this.#taskGeneration++;
       }
       await this.#tasksWatch?.close().catch(() => undefined);
       this.#tasksWatch = undefined;
@@ -241,6 +257,7 @@ export class EventHub {
         this.#watches.push(await this.#kv.watch(parked, (events) => this.#onParks(parked, events), opts(parked)));
         this.#live = true;
         this.#generation++;
+        this.#taskGeneration++;
         await new Promise<void>((resolve) => {
           dead.signal.addEventListener('abort', () => resolve(), { once: true });
           this.#stop.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -250,6 +267,7 @@ export class EventHub {
       }
       this.#live = false;
       this.#generation++;
+      this.#taskGeneration++;
       await Promise.all(this.#watches.map((w) => w.close().catch(() => undefined)));
       this.#watches = [];
       if (dead.signal.aborted) {
