@@ -41,10 +41,10 @@ export type { MaintdEvent };
  * history compacted) re-reads the index from the store.
  *
  * The task watch is open only while someone uses it: an event stream is connected, or the task
- * list was read within {@link TASK_WATCH_LINGER_MS} (or the hub started within it). Every task changes three times, so an always
- * open task watch made each master decode every task of the fleet three times: about a sixth of
- * a master's CPU per task with six masters (`pnpm bench:fleet`), for lists and streams that most
- * masters never serve.
+ * list was read (or the hub started) within {@link TASK_WATCH_LINGER_MS}. Every task changes
+ * three times, so an always open task watch made each master decode every task of the fleet
+ * three times: about a sixth of a master's CPU per task with six masters (`pnpm bench:fleet`),
+ * for lists and streams that most masters never serve.
  */
 export class EventHub {
   /**
@@ -163,9 +163,9 @@ export class EventHub {
 
   async close(): Promise<void> {
     this.#stop.abort();
+    // Woken, the task watch's loop closes its watch itself.
     this.#tasksWake?.abort();
     await Promise.all(this.#watches.map((w) => w.close().catch(() => undefined)));
-    await this.#tasksWatch?.close().catch(() => undefined);
     await Promise.all([this.#loop, this.#tasksLoop]);
   }
 

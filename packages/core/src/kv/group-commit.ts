@@ -18,9 +18,9 @@ interface Member {
   readonly compares: readonly Compare[];
   readonly success: readonly TxnOp[];
   readonly failure: readonly TxnOp[];
-  /** Keys its compares and gets look at. */
+  /** Keys its compares and success gets look at (a batch sends no failure branch). */
   readonly reads: readonly string[];
-  /** Keys its puts and deletes change. */
+  /** Keys its success puts and deletes change. */
   readonly writes: readonly string[];
   readonly bytes: number;
   /** When it was submitted (clock time). */
@@ -40,7 +40,7 @@ function member(
   const reads = compares.map((c) => c.key);
   const writes: string[] = [];
   let bytes = 0;
-  for (const op of [...success, ...failure]) {
+  for (const op of success) {
     bytes += op.key.length + (op.type === 'put' ? op.value.length : 0);
     if (op.type === 'get') reads.push(op.key);
     else writes.push(op.key);
@@ -63,8 +63,7 @@ function member(
  * not all hold runs its members again one by one, each with its own failure branch: one
  * caller's lost race never fails another's, and neither does a put on a lease that is gone. A
  * batch that throws otherwise throws to every member (each would have had to treat a lost reply
- * as "may have committed" alone too). Read-only
- * transactions never wait.
+ * as "may have committed" alone too). Read-only transactions never wait.
  */
 export class GroupCommitKv implements Kv {
   readonly #kv: Kv;
