@@ -4,6 +4,13 @@
  * summed CPU per task (from each master's `process_cpu_seconds_total`), tasks per second, and etcd
  * requests per task (from etcd's `grpc_server_handled_total`), beside raw etcd CAS transactions
  * per second measured in the same run (shared machines are noisy: compare ratios across runs).
+ * The ratio column compares a task with the same run's reference task: the calls a task makes
+ * (three worker calls, its enqueue served by a bare Hono route, one etcd transaction), each timed
+ * alone — what no implementation of the protocol can go below.
+ *
+ * BENCH_MASTER_CPUS=<list> runs the masters under `taskset -c <list>`; with the rest of the run
+ * kept off those CPUs (`taskset -c 1 env BENCH_MASTER_CPUS=0 pnpm bench:fleet`), a master's CPU
+ * is its own work, not also the cost of sharing a core with etcd and the workers.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -13,19 +20,29 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { freePort, startEtcd } from '@maintd/core/testing';
 import { Etcd3 } from 'etcd3';
+import { Pool, request } from 'undici';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TASKS = Number(process.env.BENCH_TASKS ?? 1000);
 const MASTERS = (process.env.BENCH_MASTERS ?? '1,3,6').split(',').map(Number);
 /** Seconds the masters run before the tasks are sent (past TASK_WATCH_LINGER_MS and one check). */
 const SETTLE_SECS = Number(process.env.BENCH_SETTLE_SECS ?? 66);
+const MASTER_CPUS = process.env.BENCH_MASTER_CPUS;
 const STORES = TASKS;
+/** Calls of each kind timed for the reference task. */
+const REFERENCE_CALLS = 4000;
 const WIDTH = String(STORES - 1).length;
 
 const children: ChildProcess[] = [];
 
-function spawnNode(args: string[], env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'ignore'): ChildProcess {
-  const child = spawn(process.execPath, args, {
+function spawnNode(
+  args: string[],
+  env: Record<string, string>,
+  stdout: 'pipe' | 'ignore' = 'ignore',
+  cpus?: string,
+): ChildProcess {
+  const [command, argv] = cpus ? ['taskset', ['-c', cpus, process.execPath, ...args]] : [process.execPath, args];
+  const child = spawn(command, argv, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', stdout, 'inherit'],
@@ -58,8 +75,8 @@ function sample(text: string, name: string, filter = ''): number {
 
 const metrics = async (url: string): Promise<string> => (await fetch(`${url}/metrics`)).text();
 
-/** Raw etcd CAS transactions per second, 16 in flight, for 3 s: the run's yardstick. */
-async function rawCas(endpoints: string[]): Promise<number> {
+/** Raw etcd CAS transactions, 16 in flight, for 3 s: per second (the run's yardstick) and client CPU ms each. */
+async function rawCas(endpoints: string[]): Promise<{ readonly rate: number; readonly cpuMs: number }> {
   const client = new Etcd3({ hosts: endpoints });
   const prefix = `/bench/raw/${randomUUID()}`;
   const revs: string[] = [];
@@ -67,6 +84,7 @@ async function rawCas(endpoints: string[]): Promise<number> {
   let done = 0;
   const end = performance.now() + 3000;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   await Promise.all(
     revs.map(async (_, w) => {
       while (performance.now() < end) {
@@ -78,9 +96,80 @@ async function rawCas(endpoints: string[]): Promise<number> {
     }),
   );
   const rate = done / ((performance.now() - t0) / 1000);
+  const cpuMs = cpuMsSince(cpu0) / done;
   await client.delete().prefix(prefix);
   client.close();
-  return rate;
+  return { rate, cpuMs };
+}
+
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
+}
+
+/** Runs `call` `total` times, `inFlight` at once. */
+async function repeat(total: number, inFlight: number, call: (i: number) => Promise<void>): Promise<void> {
+  await Promise.all(
+    Array.from({ length: inFlight }, async (_, k) => {
+      for (let i = k; i < total; i += inFlight) await call(i);
+    }),
+  );
+}
+
+/**
+ * Client CPU ms of one worker call alone (undici, as the master calls workers, 4 in flight) to
+ * the run's sim workers.
+ */
+async function workerCallCpu(workers: string[]): Promise<number> {
+  const call = async (i: number): Promise<void> => {
+    const store = `store-${String(i % STORES).padStart(WIDTH, '0')}`;
+    const res = await request(`${workers[i % workers.length]}/api/v1/internal/merge-wal/${store}`, {
+      method: 'POST',
+      headers: { accept: 'application/json' },
+    });
+    JSON.parse(Buffer.from(await res.body.arrayBuffer()).toString('utf8'));
+  };
+  await repeat(REFERENCE_CALLS / 4, 4, call); // warm-up: connections, JIT
+  const cpu0 = process.cpuUsage();
+  await repeat(REFERENCE_CALLS, 4, call);
+  return cpuMsSince(cpu0) / REFERENCE_CALLS;
+}
+
+/** Server CPU ms of one POST to a bare Hono route with a JSON body, in its own process, 50 in flight. */
+async function barePostCpu(): Promise<number> {
+  const port = await freePort();
+  const server = spawnNode(
+    [
+      '--input-type=module',
+      '-e',
+      `import { serve } from '@hono/node-server'; import { Hono } from 'hono';
+       const app = new Hono();
+       app.post('/tasks', async (c) => c.json({ accepted: (await c.req.json()).target }, 202));
+       app.get('/cpu', (c) => { const u = process.cpuUsage(); return c.json((u.user + u.system) / 1000); });
+       serve({ fetch: app.fetch, hostname: '127.0.0.1', port: ${port} });`,
+    ],
+    {},
+  );
+  const base = `http://127.0.0.1:${port}`;
+  await waitHttp(`${base}/cpu`);
+  const pool = new Pool(base, { connections: 50 });
+  const post = async (i: number): Promise<void> => {
+    const res = await pool.request({
+      path: '/tasks',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'merge_wal', target: `store-${i}` }),
+    });
+    await res.body.arrayBuffer();
+  };
+  const serverCpu = async (): Promise<number> => Number(await (await fetch(`${base}/cpu`)).text());
+  await repeat(REFERENCE_CALLS / 4, 50, post);
+  const cpu0 = await serverCpu();
+  await repeat(REFERENCE_CALLS, 50, post);
+  const cpuMs = ((await serverCpu()) - cpu0) / REFERENCE_CALLS;
+  await pool.close();
+  server.kill('SIGTERM');
+  return cpuMs;
 }
 
 /** Watches `prefix` in etcd; the answer resolves once TASKS task records reached a terminal state. */
@@ -101,42 +190,54 @@ async function watchFinished(endpoints: string[], prefix: string): Promise<{ don
   return { done };
 }
 
-async function run(masters: number, endpoints: string[], etcdMetrics: string, workers: string): Promise<string> {
+async function run(
+  masters: number,
+  endpoints: string[],
+  etcdMetrics: string,
+  workers: string,
+  referenceMs: number,
+): Promise<string> {
   const prefix = `/bench/fleet/${randomUUID()}`;
   const urls: string[] = [];
   for (let i = 0; i < masters; i++) {
     const port = await freePort();
     // BENCH_PROFILE=<dir> writes each master's CPU profile there (open in Chrome DevTools).
     const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-    spawnNode([...profile, join(root, 'apps/master/bin/maintd.js')], {
-      ETCD_ENDPOINTS: endpoints.join(','),
-      ETCD_PREFIX: prefix,
-      MASTER_HOST: '127.0.0.1',
-      MASTER_PORT: String(port),
-      MASTER_ID: `fleet-${i}`,
-      WORKER_ENDPOINTS: workers,
-      STATS_SCAN_INTERVAL_SECS: '0',
-      MERGE_WAL_INTERVAL_SECS: '0',
-      COMPACTION_INTERVAL_SECS: '0',
-      TASK_HISTORY_LIMIT: String(TASKS * 2),
-      LOG_LEVEL: 'warn',
-    });
+    spawnNode(
+      [...profile, join(root, 'apps/master/bin/maintd.js')],
+      {
+        ETCD_ENDPOINTS: endpoints.join(','),
+        ETCD_PREFIX: prefix,
+        MASTER_HOST: '127.0.0.1',
+        MASTER_PORT: String(port),
+        MASTER_ID: `fleet-${i}`,
+        WORKER_ENDPOINTS: workers,
+        STATS_SCAN_INTERVAL_SECS: '0',
+        MERGE_WAL_INTERVAL_SECS: '0',
+        COMPACTION_INTERVAL_SECS: '0',
+        TASK_HISTORY_LIMIT: String(TASKS * 2),
+        LOG_LEVEL: 'warn',
+      },
+      'ignore',
+      MASTER_CPUS,
+    );
     urls.push(`http://127.0.0.1:${port}`);
   }
   for (const url of urls) await waitHttp(`${url}/readyz`);
   // A master keeps its task watch for its first minute (its first readers usually come then) and
   // drops it when nobody reads its tasks: measure the steady state of a running master.
   await new Promise((r) => setTimeout(r, SETTLE_SECS * 1000));
-  const cpu = async (): Promise<number> =>
-    (await Promise.all(urls.map(async (u) => sample(await metrics(u), 'process_cpu_seconds_total')))).reduce(
-      (a, b) => a + b,
-      0,
-    );
+  /** A metric summed over the masters. */
+  const summed = async (name: string): Promise<number> =>
+    (await Promise.all(urls.map(async (u) => sample(await metrics(u), name)))).reduce((a, b) => a + b, 0);
+  const cpu = (): Promise<number> => summed('process_cpu_seconds_total');
+  const systemCpu = (): Promise<number> => summed('process_cpu_system_seconds_total');
   const etcdCalls = async (): Promise<number> =>
     sample(await (await fetch(etcdMetrics)).text(), 'grpc_server_handled_total', 'grpc_type="unary"');
   // Counted from etcd, not asked of the masters: polling their API would bill its cost to the tasks.
   const finished = await watchFinished(endpoints, prefix);
   const cpu0 = await cpu();
+  const system0 = await systemCpu();
   const calls0 = await etcdCalls();
   const t0 = performance.now();
   // Distinct stores (no dedupe), spread over the masters' APIs as a load balancer would.
@@ -156,12 +257,13 @@ async function run(masters: number, endpoints: string[], etcdMetrics: string, wo
   await finished.done;
   const seconds = (performance.now() - t0) / 1000;
   const cpuMs = ((await cpu()) - cpu0) * 1000;
+  const systemMs = ((await systemCpu()) - system0) * 1000;
   const calls = (await etcdCalls()) - calls0;
   for (const c of children.splice(-masters)) {
     c.kill('SIGTERM');
     await new Promise((r) => c.once('exit', r));
   }
-  return `| ${masters} | ${TASKS} | ${(cpuMs / TASKS).toFixed(2)} | ${(TASKS / seconds).toFixed(0)} | ${(calls / TASKS).toFixed(1)} |`;
+  return `| ${masters} | ${TASKS} | ${(cpuMs / TASKS).toFixed(2)} | ${(systemMs / TASKS).toFixed(2)} | ${(cpuMs / TASKS / referenceMs).toFixed(2)} | ${(TASKS / seconds).toFixed(0)} | ${(calls / TASKS).toFixed(1)} |`;
 }
 
 const etcd = await startEtcd();
@@ -191,13 +293,25 @@ try {
     sim.once('exit', (code) => reject(new Error(`maintd-sim exited (${code})`)));
   });
   const raw = await rawCas(endpoints);
+  const workerMs = await workerCallCpu(workers.split(','));
+  const postMs = await barePostCpu();
+  // What the calls of a task cost with nothing else around them: its three worker calls, its
+  // enqueue served, and one etcd transaction (enqueue, claim and finish batched with other tasks').
+  const referenceMs = 3 * workerMs + postMs + raw.cpuMs;
   console.log(
     `maintd fleet benchmark — ${TASKS} merges over the API (3 worker calls each), sim workers at zero latency`,
   );
-  console.log(`raw etcd CAS, 16 in flight: ${raw.toFixed(0)} txn/s\n`);
-  console.log('| masters | tasks | summed master CPU ms per task | tasks/s | etcd requests per task |');
-  console.log('|---:|---:|---:|---:|---:|');
-  for (const m of MASTERS) console.log(await run(m, endpoints, etcdMetrics, workers));
+  console.log(`raw etcd CAS, 16 in flight: ${raw.rate.toFixed(0)} txn/s, ${raw.cpuMs.toFixed(3)} ms client CPU each`);
+  console.log(
+    `reference task, its calls alone: 3 worker calls (undici, ${workerMs.toFixed(3)} ms client CPU each) + ` +
+      `a bare Hono POST served (${postMs.toFixed(3)} ms) + one etcd CAS = ${referenceMs.toFixed(2)} ms\n`,
+  );
+  if (MASTER_CPUS) console.log(`masters pinned to CPUs ${MASTER_CPUS}`);
+  console.log(
+    '| masters | tasks | summed master CPU ms per task | of which system (kernel) | ratio to the reference task | tasks/s | etcd requests per task |',
+  );
+  console.log('|---:|---:|---:|---:|---:|---:|---:|');
+  for (const m of MASTERS) console.log(await run(m, endpoints, etcdMetrics, workers, referenceMs));
 } finally {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   await etcd.stop();
