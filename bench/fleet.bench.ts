@@ -6,7 +6,7 @@
  * per second measured in the same run (shared machines are noisy: compare ratios across runs).
  * The ratio column compares a task with the same run's reference task: the calls a task makes
  * (three worker calls, its enqueue served by a bare Hono route, one etcd transaction), each timed
- * alone — what no implementation of the protocol can go below.
+ * alone: what those calls cost with nothing else in the process.
  *
  * BENCH_MASTER_CPUS=<list> runs the masters under `taskset -c <list>`; with the rest of the run
  * kept off those CPUs (`taskset -c 1 env BENCH_MASTER_CPUS=0 pnpm bench:fleet`), a master's CPU
