@@ -13,6 +13,7 @@ import {
   type Watch,
   type WatchEvent,
   targetFromHex,
+  whenAborted,
 } from '@maintd/core';
 import type { MaintdEvent } from '@maintd/scheduler/api';
 import type { Logger } from 'pino';
@@ -258,10 +259,8 @@ export class EventHub {
         this.#live = true;
         this.#generation++;
         this.#taskGeneration++;
-        await new Promise<void>((resolve) => {
-          dead.signal.addEventListener('abort', () => resolve(), { once: true });
-          this.#stop.signal.addEventListener('abort', () => resolve(), { once: true });
-        });
+        // Either may have fired while the watches were being opened.
+        await whenAborted(dead.signal, this.#stop.signal);
       } catch (err) {
         this.#logger.debug({ err }, 'event watch failed; retrying');
       }

@@ -37,6 +37,17 @@ describe('FakeClock', () => {
     await expect(clock.sleep(1, ctl.signal)).rejects.toThrow('stop');
   });
 
+  it('reads whole milliseconds like Date.now(), even after waking a sleeper that asked for a fraction', async () => {
+    const clock = new FakeClock(1000);
+    const woke: number[] = [];
+    void clock.sleep(1.25).then(() => woke.push(clock.now()));
+    await clock.advance(1);
+    expect(woke).toEqual([]);
+    await clock.advance(5);
+    expect(woke).toEqual([1002]);
+    expect(clock.now()).toBe(1006);
+  });
+
   it('refuses to move backwards', async () => {
     const clock = new FakeClock(100);
     await expect(clock.set(50)).rejects.toThrow(RangeError);

@@ -1,3 +1,4 @@
+export { whenAborted } from './abort.js';
 export { type ReconnectBackoffOptions, reconnectBackoff } from './backoff.js';
 export { type Clock, FakeClock, systemClock, wallClockDeadline } from './clock.js';
 export {

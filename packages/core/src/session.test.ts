@@ -3,7 +3,8 @@ import { FakeClock } from './clock.js';
 import { keysFor } from './keys.js';
 import { MemoryKv } from './kv/memory.js';
 import { Session, type SessionEvent } from './session.js';
-import { withClockRunning } from './testing/harness.js';
+import { interceptKv, withClockRunning } from './testing/harness.js';
+import type { GrantOptions } from './kv/port.js';
 
 const info = { host: 'h', pid: 1, version: '0.0.0', started_at: 0, pools: { general: 4 } };
 
@@ -38,6 +39,36 @@ describe('Session', () => {
     expect(await kv.get(keys.master('m1'))).toBeUndefined();
     await expect(s.ready()).rejects.toThrow(/closed/);
     kv.destroy();
+  });
+
+  it('notices a lease lost while it registered, instead of holding it for good', async () => {
+    const clock = new FakeClock();
+    const mem = new MemoryKv({ clock });
+    const lost = new AbortController();
+    const kv = {
+      ...interceptKv(mem, (forward, ...args) => forward(...args)),
+      grant: async (ttl: number, o?: GrantOptions) => ({ ...(await mem.grant(ttl, o)), lost: lost.signal }),
+      // The lease is lost while its master key is being written.
+      put: async (...args: Parameters<MemoryKv['put']>) => {
+        lost.abort();
+        return mem.put(...args);
+      },
+    };
+    const events: SessionEvent[] = [];
+    const s = await Session.open({
+      kv,
+      keys: keysFor('/t'),
+      clock,
+      masterId: 'm',
+      ttlSecs: 5,
+      info,
+      onEvent: (e) => events.push(e),
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(s.alive).toBe(false);
+    expect(events[0]?.type).toBe('lost');
+    await s.close();
+    mem.destroy();
   });
 
   it('notices its lease expiring when keepalives stop', async () => {

@@ -1,4 +1,5 @@
 import type { Clock } from './clock.js';
+import { whenAborted } from './abort.js';
 import { ClosedError } from './errors.js';
 import type { Keys } from './keys.js';
 import type { Kv, Lease } from './kv/port.js';
@@ -134,7 +135,8 @@ export class Session {
       return;
     }
     this.#lease = lease;
-    lease.lost.addEventListener('abort', () => this.markLost(lease.id), { once: true });
+    // The lease may have been lost while its master key was written.
+    void whenAborted(lease.lost).then(() => this.markLost(lease.id));
   }
 
   async #renew(): Promise<void> {

@@ -1,5 +1,5 @@
-import { FakeClock, MemoryKv, type TaskKind, type TaskRecord } from '@maintd/core';
-import { eventually } from '@maintd/core/testing';
+import { FakeClock, type Kv, MemoryKv, StoreUnavailableError, type TaskKind, type TaskRecord } from '@maintd/core';
+import { eventually, interceptKv } from '@maintd/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KINDS, KIND_NAMES, kindSpec } from './kinds/index.js';
 import { type FleetStub, type TestScheduler, openScheduler, startFleetStub } from './testing/index.js';
@@ -139,5 +139,41 @@ describe('Scheduler over the kind registry', () => {
     const jobs = sweeping.map((k) => kindSpec(k).sweep?.job);
     expect(new Set(jobs).size).toBe(jobs.length);
     expect(Object.keys(KINDS)).toEqual(KIND_NAMES);
+  });
+});
+
+describe('Scheduler queue watch', () => {
+  it('opens another queue watch after one failed while it opened, and runs what is queued meanwhile', async () => {
+    const fleet = await startFleetStub({ small: { fragments: 2 } });
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const mem = new MemoryKv({ clock });
+    // The first queue watch fails as it opens: it reports its error, then delivers nothing.
+    let opened = 0;
+    const kv: Kv = {
+      ...interceptKv(mem, (forward, ...args) => forward(...args)),
+      watch: async (prefix, listener, options) => {
+        if (!prefix.includes('/queue/')) return mem.watch(prefix, listener, options);
+        if (++opened > 1) return mem.watch(prefix, listener, options);
+        const w = await mem.watch(prefix, () => undefined, options);
+        options?.onError?.(new StoreUnavailableError('watch dropped as it opened'));
+        return w;
+      },
+    };
+    const s = await openScheduler(kv, clock, { workers: { endpoints: [fleet.url] } });
+    try {
+      s.scheduler.start();
+      await eventually(() => expect(opened).toBe(1));
+      const { task } = await s.store.enqueue('compact', 'small', { source: 'manual' });
+      // Polls run it meanwhile; a watch taken for live would never have been replaced.
+      await eventually(async () => {
+        await clock.advance(1000);
+        expect(opened).toBeGreaterThan(1);
+        expect((await s.store.getTask(task.id))?.state).toBe('done');
+      });
+    } finally {
+      await s.close();
+      await mem.close();
+      await fleet.close();
+    }
   });
 });

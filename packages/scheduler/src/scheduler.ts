@@ -11,6 +11,7 @@ import {
   isParked,
   type TaskOutcome,
   type TaskStore,
+  whenAborted,
 } from '@maintd/core';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
@@ -336,14 +337,14 @@ export class Scheduler {
           { onError: () => dead.abort() },
         );
         if (this.#stop.signal.aborted) break;
-        this.#d.store.setQueueFeed(true);
-        // Anything queued before the watch existed raised no event: look once more.
-        this.#wakeAll();
-        await new Promise<void>((resolve) => {
-          dead.signal.addEventListener('abort', () => resolve(), { once: true });
-          this.#stop.signal.addEventListener('abort', () => resolve(), { once: true });
-        });
-        this.#d.store.setQueueFeed(false);
+        // A watch that failed while it was being opened is no feed: poll, then open another.
+        if (!dead.signal.aborted) {
+          this.#d.store.setQueueFeed(true);
+          // Anything queued before the watch existed raised no event: look once more.
+          this.#wakeAll();
+          await whenAborted(dead.signal, this.#stop.signal);
+          this.#d.store.setQueueFeed(false);
+        }
         await this.#queueWatch.close().catch(() => undefined);
       } catch (err) {
         this.#d.logger.debug({ err }, 'queue watch failed; polling until it is back');

@@ -258,7 +258,9 @@ export class EtcdKv implements Kv {
     if (options.fromRevision !== undefined) builder = builder.startRevision(String(options.fromRevision));
     const watcher = await this.#call(() => builder.create());
     this.#watchers.add(watcher);
+    let closed = false;
     watcher.on('data', (res) => {
+      if (closed) return;
       const events: WatchEvent[] = (res.events ?? []).map((e) => ({
         type: e.type === 'Put' ? 'put' : 'delete',
         key: e.kv.key.toString(),
@@ -269,6 +271,7 @@ export class EtcdKv implements Kv {
     });
     watcher.on('error', (err) => {
       this.#watchers.delete(watcher);
+      if (closed) return;
       // etcd cancels a watch on a compacted revision with an empty reason (3.4), or says so (3.5+);
       // etcd3 surfaces only the reason text.
       const compact = /compacted/i.test(err.message) || /^Watcher canceled:\s*$/.test(err.message);
@@ -280,8 +283,9 @@ export class EtcdKv implements Kv {
     });
     return {
       close: async () => {
+        closed = true;
         this.#watchers.delete(watcher);
-        await watcher.cancel().catch(() => undefined);
+        await this.#cancel(watcher);
       },
     };
   }
@@ -302,9 +306,21 @@ export class EtcdKv implements Kv {
   async close(): Promise<void> {
     for (const l of this.#leases) l.release();
     this.#leases.clear();
-    await Promise.all([...this.#watchers].map((w) => w.cancel().catch(() => undefined)));
+    await Promise.all([...this.#watchers].map((w) => this.#cancel(w)));
     this.#watchers.clear();
     this.#client.close();
+  }
+
+  /**
+   * Cancels a watch, waiting at most one call timeout: etcd3 waits for etcd's answer to the
+   * cancel request, and etcd sends none for a watch id its stream does not know (after a
+   * reconnect, etcd3 can hold one), so an unbounded wait could hang a shutdown for good. A
+   * watch given up on delivers nothing more; closing the client ends its stream.
+   */
+  async #cancel(watcher: Watcher): Promise<void> {
+    await withWallClockBound(watcher.cancel(), this.#callTimeoutMs, () => new Error('cancel timed out')).catch(
+      () => undefined,
+    );
   }
 
   async #call<T>(fn: () => Promise<T>): Promise<T> {
