@@ -34,6 +34,17 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * A time zone where it is about midday now. The dashboard shows when a window ends as `HH:MM:SS`
+ * on the same local day and as `MM-DD HH:MM` on another, so a run in the minutes before midnight
+ * would see dates where this test reads times (a 10-minute window from 23:51 ends tomorrow).
+ */
+function middayZone(now = new Date()): string {
+  const offset = 12 - now.getUTCHours();
+  // The Etc zones count the other way: Etc/GMT-3 is three hours ahead of UTC.
+  return offset === 0 ? 'Etc/UTC' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
+}
+
 /** The visible screen of the dashboard. */
 function screen(): string {
   return tmux('capture-pane', '-p', '-t', 'top');
@@ -201,12 +212,14 @@ describe('maintd-top in a real terminal against a real master', () => {
     port = await freePort();
     url = `http://127.0.0.1:${port}`;
     await startMaster();
-    // A clean environment: no CI variables (Ink draws nothing in CI mode), UTF-8, a known TERM.
+    // A clean environment: no CI variables (Ink draws nothing in CI mode), UTF-8, a known TERM, and
+    // a zone where no cooldown window of this test ends on another day.
     const env = [
       `PATH=${process.env.PATH ?? ''}`,
       `HOME=${process.env.HOME ?? '/tmp'}`,
       'TERM=xterm-256color',
       'LANG=C.UTF-8',
+      `TZ=${middayZone()}`,
       `MAINTD_URL=${url}`,
       `MAINTD_TOKEN=${TOKEN}`,
     ];
