@@ -53,6 +53,23 @@ async function startDaemon(env: Record<string, string>, options: { ready?: boole
   return { proc, url, output: () => out, exited };
 }
 
+/** SIGTERMs the daemon and returns its exit code; fails with its output if it is still there after `ms`. */
+async function terminate(d: Daemon, ms = 10_000): Promise<number | null> {
+  d.proc.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`maintd had not exited ${ms} ms after SIGTERM:\n${d.output().slice(-4000)}`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([d.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The JSON log lines of `out` (the binary logs JSON when stdout is not a terminal). */
 function logLines(out: string): Record<string, unknown>[] {
   return out
@@ -177,8 +194,7 @@ describe('the maintd binary', () => {
         expect(w.msg).not.toMatch(/Resolution note|UNAVAILABLE/);
       }
       expect(d.proc.exitCode).toBeNull();
-      d.proc.kill('SIGTERM');
-      expect(await d.exited).toBe(0);
+      expect(await terminate(d)).toBe(0);
     } finally {
       await etcd?.stop();
       await worker.close();
@@ -245,8 +261,7 @@ describe('the maintd binary', () => {
       restarted = await startEtcd({ dataDir: etcd.dataDir, clientPort: etcd.clientPort, peerPort: etcd.peerPort });
       await eventually(async () => expect((await fetch(`${d.url}/readyz`)).status).toBe(200), 30_000);
       expect(d.proc.exitCode).toBeNull();
-      d.proc.kill('SIGTERM');
-      expect(await d.exited).toBe(0);
+      expect(await terminate(d)).toBe(0);
     } finally {
       await restarted?.stop();
       await etcd.stop().catch(() => undefined);
