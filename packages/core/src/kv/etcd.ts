@@ -313,9 +313,9 @@ export class EtcdKv implements Kv {
 
   /**
    * Cancels a watch, waiting at most one call timeout: etcd3 waits for etcd's answer to the
-   * cancel request, and etcd sends none for a watch id its stream does not know (after a
-   * reconnect, etcd3 can hold one), so an unbounded wait could hang a shutdown for good. A
-   * watch given up on delivers nothing more; closing the client ends its stream.
+   * cancel request with no bound of its own, so a cancel never answered (a stream broken after
+   * the request went out) would hang a shutdown for good. A watch given up on delivers nothing
+   * more; closing the client ends its stream.
    */
   async #cancel(watcher: Watcher): Promise<void> {
     await withWallClockBound(watcher.cancel(), this.#callTimeoutMs, () => new Error('cancel timed out')).catch(
