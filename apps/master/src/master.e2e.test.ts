@@ -87,7 +87,8 @@ async function runOnce(
   let out = '';
   proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
+  // 'close', not 'exit': at 'exit' the last output can still be in the pipes, unread.
+  const code = await new Promise<number | null>((resolve) => proc.once('close', resolve));
   return { code, out };
 }
 

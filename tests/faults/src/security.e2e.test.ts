@@ -507,7 +507,7 @@ describe.concurrent('maintd with one wrong etcd setting', () => {
       // Each of these can never work as configured: exit 2, which systemd does not restart.
       expect(code, `exit status; output:\n${out.slice(-2000)}`).toBe(2);
       expect(secretsIn(out), 'secrets in the output').toEqual([]);
-      expect(message).toMatch(bad.message());
+      expect(message, `the startup message; output (${out.length} chars):\n${out.slice(-2000)}`).toMatch(bad.message());
     });
   }
 });
@@ -530,7 +530,7 @@ describe.concurrent('maintd-exporter with one wrong etcd setting', () => {
       figures.exporter_startup_failures[bad.what] = { outcome: `exit ${code}`, message: message.slice(0, 300) };
       expect(code, `exit status; output:\n${out.slice(-2000)}`).toBe(2);
       expect(secretsIn(out), 'secrets in the output').toEqual([]);
-      expect(message).toMatch(bad.message());
+      expect(message, `the startup message; output (${out.length} chars):\n${out.slice(-2000)}`).toMatch(bad.message());
     });
   }
 });

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { eventually as retryUntil, freePort } from '@maintd/core/testing';
 
@@ -84,9 +85,13 @@ export async function runNode(
   timeoutMs = 30_000,
 ): Promise<{ code: number | string; out: string }> {
   const child = spawnNode(bin, args, env);
+  const closed = new Promise<void>((resolve) => child.proc.once('close', () => resolve()));
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const code = await child.exited;
   clearTimeout(timer);
+  // At 'exit' the last lines (a fatal startup message) can still be in the pipes, unread: wait
+  // for them to close, bounded, as a grandchild that inherited one could hold it open.
+  await Promise.race([closed, delay(2000)]);
   return { code, out: child.output() };
 }
 
