@@ -74,7 +74,8 @@ export class FakeClock implements Clock {
         reject(abortReason(signal));
       };
       const sleeper: Sleeper = {
-        // Whole milliseconds, as Date.now() reads: a jittered sleep must not make records' times fractional.
+        // Whole milliseconds, as Date.now() reads: a jittered sleep must not make the times records
+        // carry fractional.
         at: this.#now + Math.ceil(Math.max(0, ms)),
         seq: this.#seq++,
         resolve,

@@ -1,5 +1,5 @@
-import type { Clock } from './clock.js';
 import { whenAborted } from './abort.js';
+import type { Clock } from './clock.js';
 import { ClosedError } from './errors.js';
 import type { Keys } from './keys.js';
 import type { Kv, Lease } from './kv/port.js';

@@ -152,8 +152,7 @@ describe('Scheduler queue watch', () => {
     const kv: Kv = {
       ...interceptKv(mem, (forward, ...args) => forward(...args)),
       watch: async (prefix, listener, options) => {
-        if (!prefix.includes('/queue/')) return mem.watch(prefix, listener, options);
-        if (++opened > 1) return mem.watch(prefix, listener, options);
+        if (!prefix.includes('/queue/') || ++opened > 1) return mem.watch(prefix, listener, options);
         const w = await mem.watch(prefix, () => undefined, options);
         options?.onError?.(new StoreUnavailableError('watch dropped as it opened'));
         return w;

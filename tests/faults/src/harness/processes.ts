@@ -91,7 +91,7 @@ export async function runNode(
   clearTimeout(timer);
   // At 'exit' the last lines (a fatal startup message) can still be in the pipes, unread: wait
   // for them to close, bounded, as a grandchild that inherited one could hold it open.
-  await Promise.race([closed, delay(2000)]);
+  await Promise.race([closed, delay(2000, undefined, { ref: false })]);
   return { code, out: child.output() };
 }
 
