@@ -8,6 +8,13 @@
  * (three worker calls, its enqueue served by a bare Hono route, one etcd transaction), each timed
  * alone: what those calls cost with nothing else in the process.
  *
+ * BENCH_PACED=1 splits what a run of several masters costs beyond one master. For each such run
+ * it adds two rows fed at that run's rate: one master alone, sent what each of those masters got
+ * (its share of every batch), and the same number of masters each in a fleet of its own (its own
+ * prefix: no shared queue, no peer's watch events or read-aheads). The first ratio printed is
+ * what sharing a fleet costs; the second, what the masters cost each other by sharing the
+ * machine (two cores here, with etcd and the workers).
+ *
  * BENCH_MASTER_CPUS=<list> runs the masters under `taskset -c <list>`; with the rest of the run
  * kept off those CPUs (`taskset -c 1 env BENCH_MASTER_CPUS=0 pnpm bench:fleet`), a master's CPU
  * is its own work, not also the cost of sharing a core with etcd and the workers.
@@ -17,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort, startEtcd } from '@maintd/core/testing';
 import { Etcd3 } from 'etcd3';
@@ -28,6 +36,9 @@ const MASTERS = (process.env.BENCH_MASTERS ?? '1,3,6').split(',').map(Number);
 /** Seconds the masters run before the tasks are sent (past TASK_WATCH_LINGER_MS and one check). */
 const SETTLE_SECS = Number(process.env.BENCH_SETTLE_SECS ?? 66);
 const MASTER_CPUS = process.env.BENCH_MASTER_CPUS;
+const PACED = process.env.BENCH_PACED === '1';
+/** Enqueue requests in flight at once, spread over the masters. */
+const BATCH = 50;
 const STORES = TASKS;
 /** Calls of each kind timed for the reference task. */
 const REFERENCE_CALLS = 4000;
@@ -172,32 +183,57 @@ async function barePostCpu(): Promise<number> {
   return cpuMs;
 }
 
-/** Watches `prefix` in etcd; the answer resolves once TASKS task records reached a terminal state. */
-async function watchFinished(endpoints: string[], prefix: string): Promise<{ done: Promise<void> }> {
+/** Watches the fleets at `prefixes`; the answer resolves once TASKS task records reached a terminal state. */
+async function watchFinished(endpoints: string[], prefixes: readonly string[]): Promise<{ done: Promise<void> }> {
   const client = new Etcd3({ hosts: endpoints });
   const ended = new Set<string>();
-  const watcher = await client.watch().prefix(`${prefix}/tasks/`).create();
+  const watchers = await Promise.all(prefixes.map((p) => client.watch().prefix(`${p}/tasks/`).create()));
   const done = new Promise<void>((resolve) => {
-    watcher.on('put', (kv) => {
-      const { state } = JSON.parse(kv.value.toString()) as { state: string };
-      if (state === 'done' || state === 'failed') ended.add(kv.key.toString());
-      if (ended.size >= TASKS) resolve();
-    });
+    for (const watcher of watchers) {
+      watcher.on('put', (kv) => {
+        const { state } = JSON.parse(kv.value.toString()) as { state: string };
+        if (state === 'done' || state === 'failed') ended.add(kv.key.toString());
+        if (ended.size >= TASKS) resolve();
+      });
+    }
   }).finally(async () => {
-    await watcher.cancel();
+    await Promise.all(watchers.map((w) => w.cancel()));
     client.close();
   });
   return { done };
 }
 
+/** How a run's masters are fed and grouped (unpaced and shared unless said). */
+interface RunOptions {
+  /** Enqueues sent in bursts of `burst`, `perSec` a second in all. */
+  readonly pace?: { readonly perSec: number; readonly burst: number };
+  /** Each master runs a fleet of its own (its own prefix): the same load, nothing shared. */
+  readonly separate?: boolean;
+  /** The masters column. */
+  readonly label?: string;
+}
+
+interface RunResult {
+  readonly cpuMsPerTask: number;
+  readonly tasksPerSec: number;
+  readonly row: string;
+}
+
+/**
+ * One run: `masters` masters take TASKS merges, sent BATCH at a time as fast as the masters
+ * accept them, or as `options.pace` says.
+ */
 async function run(
   masters: number,
   endpoints: string[],
   etcdMetrics: string,
   workers: string,
   referenceMs: number,
-): Promise<string> {
-  const prefix = `/bench/fleet/${randomUUID()}`;
+  options: RunOptions = {},
+): Promise<RunResult> {
+  const { pace, separate = false } = options;
+  const fleet = `/bench/fleet/${randomUUID()}`;
+  const prefixes = separate ? Array.from({ length: masters }, (_, i) => `${fleet}/${i}`) : [fleet];
   const urls: string[] = [];
   for (let i = 0; i < masters; i++) {
     const port = await freePort();
@@ -207,7 +243,7 @@ async function run(
       [...profile, join(root, 'apps/master/bin/maintd.js')],
       {
         ETCD_ENDPOINTS: endpoints.join(','),
-        ETCD_PREFIX: prefix,
+        ETCD_PREFIX: prefixes[i % prefixes.length]!,
         MASTER_HOST: '127.0.0.1',
         MASTER_PORT: String(port),
         MASTER_ID: `fleet-${i}`,
@@ -235,25 +271,32 @@ async function run(
   const etcdCalls = async (): Promise<number> =>
     sample(await (await fetch(etcdMetrics)).text(), 'grpc_server_handled_total', 'grpc_type="unary"');
   // Counted from etcd, not asked of the masters: polling their API would bill its cost to the tasks.
-  const finished = await watchFinished(endpoints, prefix);
+  const finished = await watchFinished(endpoints, prefixes);
   const cpu0 = await cpu();
   const system0 = await systemCpu();
   const calls0 = await etcdCalls();
   const t0 = performance.now();
   // Distinct stores (no dedupe), spread over the masters' APIs as a load balancer would.
-  for (let i = 0; i < TASKS; i += 50) {
-    await Promise.all(
-      Array.from({ length: Math.min(50, TASKS - i) }, async (_, j) => {
-        const n = i + j;
-        const res = await fetch(`${urls[n % urls.length]}/api/v1/tasks`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ kind: 'merge_wal', target: `store-${String(n).padStart(WIDTH, '0')}` }),
-        });
-        if (res.status !== 202) throw new Error(`enqueue: HTTP ${res.status} ${await res.text()}`);
-      }),
-    );
+  const enqueue = async (n: number): Promise<void> => {
+    const res = await fetch(`${urls[n % urls.length]}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'merge_wal', target: `store-${String(n).padStart(WIDTH, '0')}` }),
+    });
+    if (res.status !== 202) throw new Error(`enqueue: HTTP ${res.status} ${await res.text()}`);
+  };
+  const batch = pace ? pace.burst : BATCH;
+  const sent: Promise<unknown>[] = [];
+  for (let i = 0; i < TASKS; i += batch) {
+    if (pace) {
+      const wait = t0 + (i / pace.perSec) * 1000 - performance.now();
+      if (wait > 0) await sleep(wait);
+    }
+    const requests = Promise.all(Array.from({ length: Math.min(batch, TASKS - i) }, (_, j) => enqueue(i + j)));
+    if (pace) sent.push(requests);
+    else await requests;
   }
+  await Promise.all(sent);
   await finished.done;
   const seconds = (performance.now() - t0) / 1000;
   const cpuMs = ((await cpu()) - cpu0) * 1000;
@@ -263,7 +306,12 @@ async function run(
     c.kill('SIGTERM');
     await new Promise((r) => c.once('exit', r));
   }
-  return `| ${masters} | ${TASKS} | ${(cpuMs / TASKS).toFixed(2)} | ${(systemMs / TASKS).toFixed(2)} | ${(cpuMs / TASKS / referenceMs).toFixed(2)} | ${(TASKS / seconds).toFixed(0)} | ${(calls / TASKS).toFixed(1)} |`;
+  const label = options.label ?? String(masters);
+  return {
+    cpuMsPerTask: cpuMs / TASKS,
+    tasksPerSec: TASKS / seconds,
+    row: `| ${label} | ${TASKS} | ${(cpuMs / TASKS).toFixed(2)} | ${(systemMs / TASKS).toFixed(2)} | ${(cpuMs / TASKS / referenceMs).toFixed(2)} | ${(TASKS / seconds).toFixed(0)} | ${(calls / TASKS).toFixed(1)} |`,
+  };
 }
 
 const etcd = await startEtcd();
@@ -311,7 +359,34 @@ try {
     '| masters | tasks | summed master CPU ms per task | of which system (kernel) | ratio to the reference task | tasks/s | etcd requests per task |',
   );
   console.log('|---:|---:|---:|---:|---:|---:|---:|');
-  for (const m of MASTERS) console.log(await run(m, endpoints, etcdMetrics, workers, referenceMs));
+  const several: { readonly masters: number; readonly result: RunResult }[] = [];
+  for (const m of MASTERS) {
+    const result = await run(m, endpoints, etcdMetrics, workers, referenceMs);
+    console.log(result.row);
+    if (m > 1) several.push({ masters: m, result });
+  }
+  const controls: string[] = [];
+  for (const { masters, result } of PACED ? several : []) {
+    // Each of the masters got its share of every batch, at the run's rate: one master alone fed
+    // just that, then that many masters fed the same but each in a fleet of its own.
+    const alone = await run(1, endpoints, etcdMetrics, workers, referenceMs, {
+      pace: { perSec: result.tasksPerSec / masters, burst: Math.ceil(BATCH / masters) },
+      label: `1, fed as each of ${masters} was`,
+    });
+    console.log(alone.row);
+    const apart = await run(masters, endpoints, etcdMetrics, workers, referenceMs, {
+      pace: { perSec: result.tasksPerSec, burst: BATCH },
+      separate: true,
+      label: `${masters}, a fleet each, fed as the ${masters} were`,
+    });
+    console.log(apart.row);
+    const x = (a: RunResult, b: RunResult): string => (a.cpuMsPerTask / b.cpuMsPerTask).toFixed(2);
+    controls.push(
+      `${masters} masters: ${x(result, apart)}× the same masters in fleets of their own, ` +
+        `${x(apart, alone)}× one master alone fed as each of them`,
+    );
+  }
+  if (controls.length > 0) console.log(`\nsummed CPU per task, ${controls.join('; ')}`);
 } finally {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   await etcd.stop();
