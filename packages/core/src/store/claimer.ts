@@ -8,17 +8,19 @@ import { dependencyVerdict, failDependent } from './dependencies.js';
 import { type CooldownRead, cooldownRead } from './cooldown-store.js';
 import type { KnownRecord, KnownRecords, LocalClaims } from './local-state.js';
 import type { QueueMirror } from './queue-mirror.js';
-import { rendezvousOwner } from './rendezvous.js';
+import { rendezvousRank } from './rendezvous.js';
 
 const QUEUE_PAGE = 256;
+/** Most masters a first queue page is lengthened for (see `#page`): 2,048 ids, about 100 KB. */
+const PAGE_PEERS_MAX = 8;
 /** Widest window of queue candidates a claimer that keeps losing races picks its next try from. */
 const CLAIM_SPREAD_MAX = 32;
 /** Candidate records read in one transaction ahead of claim attempts. */
 const READ_AHEAD = 8;
 /** How long one read of the live masters decides which queued tasks are this master's share. */
 const PEERS_TTL_MS = 5000;
-/** Ownership verdicts remembered; cleared beyond this (a queue page is 256 per kind). */
-const MINE_MEMO_MAX = 16_384;
+/** Rendezvous ranks remembered; cleared beyond this (a queue page is at most 2,048 ids per kind). */
+const RANK_MEMO_MAX = 16_384;
 /** What `#tryClaim` returns when another claimer took the task first. */
 const LOST = Symbol('lost');
 
@@ -45,11 +47,14 @@ interface Candidate {
 
 /**
  * Claims queued tasks: FIFO across kinds, one running task per target, dependencies checked.
- * With other masters alive, each first claims its own share of a queue page (rendezvous hashing
- * of task ids over the registrations at `P/masters/`), so masters do not race for the same head;
- * only when a page holds none of its share does it take the others' (which also covers a peer
- * that died or stalls). FIFO thus loosens to "oldest of one's share within the oldest page";
- * contention that remains is spread over the oldest few candidates.
+ * With other masters alive, each first claims its own share of the queue's head page (rendezvous
+ * hashing of task ids over the registrations at `P/masters/`), so masters do not race for the
+ * same head. The page is 256 ids per live master (up to 2,048), a page's worth of each share.
+ * When it holds none of this master's share, the head is read again once half of it was
+ * claimed; otherwise the master takes the others' share (which also covers a peer that died or
+ * stalls) from the page's young end, the tasks it ranks next for first, where their owner
+ * reaches last. FIFO thus loosens to "oldest of one's share within the head page"; contention
+ * that remains is spread over the oldest few candidates.
  */
 export class Claimer {
   readonly #ctx: StoreContext;
@@ -63,8 +68,8 @@ export class Claimer {
   /** The live masters' ids (this one included) and when they were read. */
   #peers: { readonly ids: readonly string[]; readonly readAt: number } | undefined;
   #peersInFlight: Promise<readonly string[]> | undefined;
-  /** Whether a task id is this master's share, for the current {@link #peers}. */
-  readonly #mine = new Map<string, boolean>();
+  /** Where this master ranks for a task id (0: its share), for the current {@link #peers}. */
+  readonly #rank = new Map<string, number>();
 
   constructor(ctx: StoreContext, known: KnownRecords, claims: LocalClaims, mirror: QueueMirror) {
     this.#ctx = ctx;
@@ -87,20 +92,20 @@ export class Claimer {
     const records = new Map<string, KeyValue | undefined>();
     // Contention outlives one call: a claimer that just lost races starts spread out.
     let spread = this.#spread;
+    const peers = await this.#livePeers();
     while (exhausted.size < kinds.length) {
       // One page per kind, merged by id: ids are UUIDv7, so this is FIFO across kinds.
       const candidates: Candidate[] = [];
       for (const kind of kinds) {
         if (exhausted.has(kind)) continue;
         const prefix = k.queuePrefix(kind);
-        const page = await this.#page(kind, prefix, cursors.get(kind));
+        const page = await this.#page(kind, prefix, cursors.get(kind), peers);
         if (!page.more) exhausted.add(kind);
         const last = page.ids.at(-1);
         if (last !== undefined) cursors.set(kind, keyAfter(prefix + last));
         for (const id of page.ids) candidates.push({ kind, id });
       }
       candidates.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      const peers = await this.#livePeers();
       if (peers.length > 1) this.#ownShareFirst(candidates, peers);
       this.#spreadFrom(candidates, 0, spread);
       for (let i = 0; i < candidates.length; i++) {
@@ -169,26 +174,42 @@ export class Claimer {
       } catch {
         // A corrupt record stays raw: the claim that reaches it fails on it, as before.
       }
-      if (kv && task) this.#known.remember(task, kv.modRevision);
-      else into.set(id, kv);
+      // A record read before this instance's own claim of it is no candidate: as if gone.
+      if (kv && task) {
+        if (!this.#known.remember(task, kv.modRevision)) into.set(id, undefined);
+      } else into.set(id, kv);
     });
   }
 
-  /** Reorders `candidates` (stably) so that this master's share comes first. */
+  /**
+   * Reorders `candidates` so that this master's share comes first, oldest first, and the rest
+   * after it by how close this master is to owning each (its rendezvous rank), youngest first:
+   * owners work from the old end of their share and a master out of work takes from the young
+   * end of the shares it ranks next for, as work-stealing schedulers do, so it seldom races the
+   * owner or another master doing the same for the same task.
+   */
   #ownShareFirst(candidates: Candidate[], peers: readonly string[]): void {
-    const self = this.#ctx.masterId;
     const mine: Candidate[] = [];
-    const theirs: Candidate[] = [];
+    const theirs: { readonly c: Candidate; readonly rank: number }[] = [];
     for (const c of candidates) {
-      let own = this.#mine.get(c.id);
-      if (own === undefined) {
-        if (this.#mine.size >= MINE_MEMO_MAX) this.#mine.clear();
-        own = rendezvousOwner(c.id, peers) === self;
-        this.#mine.set(c.id, own);
-      }
-      (own ? mine : theirs).push(c);
+      const rank = this.#rankOf(c.id, peers);
+      if (rank === 0) mine.push(c);
+      else theirs.push({ c, rank });
     }
-    candidates.splice(0, candidates.length, ...mine, ...theirs);
+    // Candidates arrive oldest first, so reversing before the stable sort puts the youngest first.
+    theirs.reverse().sort((a, b) => a.rank - b.rank);
+    candidates.splice(0, candidates.length, ...mine, ...theirs.map((t) => t.c));
+  }
+
+  /** Where this master ranks for `id` among `peers` (0: its own share), remembered. */
+  #rankOf(id: string, peers: readonly string[]): number {
+    let rank = this.#rank.get(id);
+    if (rank === undefined) {
+      if (this.#rank.size >= RANK_MEMO_MAX) this.#rank.clear();
+      rank = rendezvousRank(id, peers, this.#ctx.masterId);
+      this.#rank.set(id, rank);
+    }
+    return rank;
   }
 
   /**
@@ -205,7 +226,7 @@ export class Claimer {
       const ids = new Set(res.kvs.map((kv) => kv.key.slice(prefix.length)));
       ids.add(this.#ctx.masterId);
       const sorted = [...ids].sort();
-      if (sorted.join('\0') !== this.#peers?.ids.join('\0')) this.#mine.clear();
+      if (sorted.join('\0') !== this.#peers?.ids.join('\0')) this.#rank.clear();
       this.#peers = { ids: sorted, readAt: now };
       return sorted;
     })().finally(() => {
@@ -230,9 +251,10 @@ export class Claimer {
   #queuePage(
     prefix: string,
     from: string | undefined,
+    limit: number,
   ): { readonly read: Promise<RangeResult>; readonly epoch: number } {
     const read = (): Promise<RangeResult> =>
-      this.#ctx.kv.range(prefix, { limit: QUEUE_PAGE, keysOnly: true, ...(from ? { fromKey: from } : {}) });
+      this.#ctx.kv.range(prefix, { limit, keysOnly: true, ...(from ? { fromKey: from } : {}) });
     if (from) return { read: read(), epoch: this.#mirror.epoch };
     let pending = this.#pagesInFlight.get(prefix);
     if (!pending) {
@@ -245,16 +267,30 @@ export class Claimer {
   /**
    * Candidate ids of one page of `kind`'s queue: the first from the mirror when it holds the
    * queue's head (no read), else read — and a first page read is handed to the mirror to keep.
+   * With peers, a page is as many times longer as there are masters (up to
+   * {@link PAGE_PEERS_MAX}), so that it holds a page's worth of this master's own share; and a
+   * mirrored head that holds none of it, with more of the queue beyond and half of it claimed
+   * since it was read, is read again: the head has moved, and this master's share with it. (A
+   * head that is mostly a dead or slow peer's share is taken from as it is, and read again only
+   * each half page, not per claim.)
    */
   async #page(
     kind: TaskKind,
     prefix: string,
     from: string | undefined,
+    peers: readonly string[],
   ): Promise<{ readonly ids: readonly string[]; readonly more: boolean }> {
     const now = this.#ctx.clock.now();
     const head = from === undefined ? this.#mirror.head(kind, now) : undefined;
-    if (head) return { ids: head.ids, more: !head.complete };
-    const { read, epoch } = this.#queuePage(prefix, from);
+    if (
+      head &&
+      (head.complete || !head.halved || peers.length < 2 || head.ids.some((id) => this.#rankOf(id, peers) === 0))
+    ) {
+      return { ids: head.ids, more: !head.complete };
+    }
+    if (head) this.#mirror.forget(kind);
+    const limit = QUEUE_PAGE * Math.min(peers.length, PAGE_PEERS_MAX);
+    const { read, epoch } = this.#queuePage(prefix, from, limit);
     const page = await read;
     const ids = page.kvs.map((kv) => kv.key.slice(prefix.length));
     if (from === undefined) this.#mirror.adopt(kind, ids, !page.more, page.revision, epoch, now);
@@ -319,6 +355,7 @@ export class Claimer {
       );
       if (res.succeeded) {
         this.#claims.hold(id, res.revision);
+        this.#known.claimed(id, res.revision);
         this.#mirror.apply([{ type: 'delete', key: k.queue(kind, id), modRevision: res.revision }]);
         const read = res.results.at(-1);
         return {

@@ -16,14 +16,28 @@ export interface KnownRecord {
  */
 export class KnownRecords {
   readonly #records = new Map<string, KnownRecord>();
+  /**
+   * Revisions at which this instance claimed a task. A read begun before such a claim can answer
+   * after it: remembered, its queued record would send a later claim of the same task to a
+   * transaction that cannot succeed, and with group commit it fails the claims batched beside it.
+   */
+  readonly #claimedAt = new Map<string, number>();
 
-  /** Remembers a record just written, forgetting the oldest past the bound. */
-  remember(task: TaskRecord, modRevision: number): void {
-    this.#records.set(task.id, { task, modRevision });
-    if (this.#records.size > KNOWN_LIMIT) {
-      const oldest = this.#records.keys().next();
-      if (!oldest.done) this.#records.delete(oldest.value);
-    }
+  /**
+   * Remembers a record just written or read, forgetting the oldest past the bound. False when it
+   * is older than this instance's claim of the task, and so not remembered.
+   */
+  remember(task: TaskRecord, modRevision: number): boolean {
+    const claimed = this.#claimedAt.get(task.id);
+    if (claimed !== undefined && claimed >= modRevision) return false;
+    bounded(this.#records, task.id, { task, modRevision });
+    return true;
+  }
+
+  /** This instance claimed `id` at `revision`: what was read of it before is stale. */
+  claimed(id: string, revision: number): void {
+    this.#records.delete(id);
+    bounded(this.#claimedAt, id, revision);
   }
 
   has(id: string): boolean {
@@ -35,6 +49,16 @@ export class KnownRecords {
     const record = this.#records.get(id);
     this.#records.delete(id);
     return record;
+  }
+}
+
+/** Sets `key` as the newest entry of `map` (insertion order is age), dropping the oldest past the bound. */
+function bounded<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > KNOWN_LIMIT) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
   }
 }
 

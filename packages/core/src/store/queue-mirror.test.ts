@@ -16,7 +16,7 @@ describe('QueueMirror', () => {
     m.setLive(true);
     expect(m.head('compact', 0)).toBeUndefined();
     m.adopt('compact', ['a'], true, 5, m.epoch, 0);
-    expect(m.head('compact', 0)).toEqual({ ids: ['a'], complete: true });
+    expect(m.head('compact', 0)).toEqual({ ids: ['a'], complete: true, halved: false });
   });
 
   it('applies changes after the page revision and ignores those it already holds', () => {
@@ -59,8 +59,20 @@ describe('QueueMirror', () => {
     m.setLive(true);
     m.adopt('compact', ['a', 'c'], false, 5, m.epoch, 0);
     m.apply([put('b', 6), put('d', 7)]);
-    expect(m.head('compact', 0)).toEqual({ ids: ['a', 'b', 'c'], complete: false });
+    expect(m.head('compact', 0)).toEqual({ ids: ['a', 'b', 'c'], complete: false, halved: false });
     m.apply([del('a', 8), del('b', 9), del('c', 10)]);
+    expect(m.head('compact', 0)).toBeUndefined();
+  });
+
+  it('says when claims since the read took half of the page, and forgets a page when told', () => {
+    const m = new QueueMirror(PREFIX);
+    m.setLive(true);
+    m.adopt('compact', ['a', 'b', 'c', 'd'], false, 5, m.epoch, 0);
+    m.apply([del('a', 6)]);
+    expect(m.head('compact', 0)?.halved).toBe(false);
+    m.apply([del('b', 7)]);
+    expect(m.head('compact', 0)).toEqual({ ids: ['c', 'd'], complete: false, halved: true });
+    m.forget('compact');
     expect(m.head('compact', 0)).toBeUndefined();
   });
 

@@ -24,6 +24,8 @@ interface View {
   readonly complete: boolean;
   /** Last id of a partial page: later ids belong to pages not read, and are left to them. */
   readonly bound: string | undefined;
+  /** How many ids the page held when it was read. */
+  readonly read: number;
   /** Revision the page was read at: changes at or below it are already in it. */
   readonly revision: number;
   readonly readAt: number;
@@ -35,6 +37,8 @@ export interface QueueHead {
   readonly ids: readonly string[];
   /** Whether these are all of the kind's queued tasks (else more follow the last). */
   readonly complete: boolean;
+  /** Whether claims since the page was read took at least half of it. */
+  readonly halved: boolean;
 }
 
 /**
@@ -102,13 +106,25 @@ export class QueueMirror {
       this.#views.delete(kind);
       return undefined;
     }
-    return { ids: view.ids.slice(), complete: view.complete };
+    return { ids: view.ids.slice(), complete: view.complete, halved: view.ids.length * 2 <= view.read };
+  }
+
+  /** Drops `kind`'s mirrored head, so that the next claim reads the queue. */
+  forget(kind: string): void {
+    this.#views.delete(kind);
   }
 
   /** Adopts a first page of `kind`'s queue (ids ascending) read at `revision` by a read begun in `epoch`. */
   adopt(kind: string, ids: readonly string[], complete: boolean, revision: number, epoch: number, now: number): void {
     if (!this.#live || epoch !== this.#epoch || revision < this.#floor) return;
-    const view: View = { ids: [...ids], complete, bound: complete ? undefined : ids.at(-1), revision, readAt: now };
+    const view: View = {
+      ids: [...ids],
+      complete,
+      bound: complete ? undefined : ids.at(-1),
+      read: ids.length,
+      revision,
+      readAt: now,
+    };
     for (const c of this.#recent) if (c.kind === kind && c.revision > revision) applyTo(view, c.id, c.put);
     this.#views.set(kind, view);
   }

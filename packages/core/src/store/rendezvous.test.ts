@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rendezvousOwner } from './rendezvous.js';
+import { rendezvousOwner, rendezvousRank } from './rendezvous.js';
 
 const ids = Array.from(
   { length: 6000 },
@@ -36,5 +36,23 @@ describe('rendezvousOwner', () => {
 
   it('has no owner without members', () => {
     expect(rendezvousOwner(ids[0]!, [])).toBeUndefined();
+  });
+});
+
+describe('rendezvousRank', () => {
+  it('ranks every member of the list once for an id, its owner first', () => {
+    for (const id of ids.slice(0, 200)) {
+      const ranks = masters.map((m) => rendezvousRank(id, masters, m));
+      expect([...ranks].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+      expect(masters[ranks.indexOf(0)]).toBe(rendezvousOwner(id, masters));
+    }
+  });
+
+  it('ranks first for an id the member that owns it once its owner leaves', () => {
+    for (const id of ids.slice(0, 200)) {
+      const next = masters.find((m) => rendezvousRank(id, masters, m) === 1)!;
+      const rest = masters.filter((m) => m !== rendezvousOwner(id, masters));
+      expect(rendezvousOwner(id, rest)).toBe(next);
+    }
   });
 });

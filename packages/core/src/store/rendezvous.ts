@@ -30,3 +30,20 @@ export function rendezvousOwner(id: string, members: readonly string[]): string 
   }
   return best;
 }
+
+/**
+ * Where `member` stands among `members` for `id`: 0 for its owner, 1 for the member that would
+ * own it were the owner gone, and so on (the same order {@link rendezvousOwner} picks from).
+ * Masters that take work outside their share take first the tasks they rank next for, so
+ * that each of them reaches for a different part of another's share.
+ */
+export function rendezvousRank(id: string, members: readonly string[], member: string): number {
+  const own = weight(member, id);
+  let rank = 0;
+  for (const m of members) {
+    if (m === member) continue;
+    const w = weight(m, id);
+    if (w > own || (w === own && m < member)) rank++;
+  }
+  return rank;
+}

@@ -157,8 +157,38 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         for (let claim = await a.claimNext(['compact']); claim; claim = await a.claimNext(['compact'])) {
           order.push(claim.task.id);
         }
-        // Own share oldest first, then the peer's (it claimed none), oldest first.
-        expect(order).toEqual([...mine, ...theirs]);
+        // Own share oldest first, then the peer's (it claimed none) from its young end, where the
+        // peer, working from the old end, would reach them last.
+        expect(order).toEqual([...mine, ...[...theirs].reverse()]);
+      });
+
+      it('keeps two fed masters draining a deep queue each to its own share', async () => {
+        const info = { host: 'test', pid: 1, version: 'test', started_at: 0, pools: { general: 1 } };
+        const fed = async (): Promise<TaskStore> => {
+          const kv = await h.connect();
+          const store = await open({ kv, info });
+          await kv.watch(store.keys.queuePrefix(), (events) => store.observeQueue(events));
+          store.setQueueFeed(true);
+          return store;
+        };
+        const [a, b] = [await fed(), await fed()];
+        // Past the first page (256 ids per live master): each share runs on beyond it, and a
+        // master that has taken its share of the page must read on rather than take the other's.
+        const ids: string[] = [];
+        for (let i = 0; i < 768; i += 64) {
+          const batch = await Promise.all(Array.from({ length: 64 }, (_, j) => a.enqueue('compact', `deep-${i + j}`)));
+          ids.push(...batch.map((r) => r.task.id));
+        }
+        const peers = [a.masterId, b.masterId];
+        const shares = new Map([a, b].map((s) => [s, ids.filter((id) => rendezvousOwner(id, peers) === s.masterId)]));
+        const taken = new Map<TaskStore, string[]>([
+          [a, []],
+          [b, []],
+        ]);
+        for (let i = 0; i < 300; i++) {
+          for (const s of [a, b]) taken.get(s)!.push((await claimOrFail(s, ['compact'])).task.id);
+        }
+        for (const s of [a, b]) expect(taken.get(s)).toEqual(shares.get(s)!.slice(0, 300));
       });
 
       it('never runs a merge_wal and a compact on the same target at once', async () => {
