@@ -189,16 +189,12 @@ export class Claimer {
    * owner or another master doing the same for the same task.
    */
   #ownShareFirst(candidates: Candidate[], peers: readonly string[]): void {
-    const mine: Candidate[] = [];
-    const theirs: { readonly c: Candidate; readonly rank: number }[] = [];
-    for (const c of candidates) {
-      const rank = this.#rankOf(c.id, peers);
-      if (rank === 0) mine.push(c);
-      else theirs.push({ c, rank });
-    }
-    // Candidates arrive oldest first, so reversing before the stable sort puts the youngest first.
-    theirs.reverse().sort((a, b) => a.rank - b.rank);
-    candidates.splice(0, candidates.length, ...mine, ...theirs.map((t) => t.c));
+    // One bucket per rank (a rank is below the number of peers): no sort on a claim's hot path.
+    const byRank: Candidate[][] = peers.map(() => []);
+    for (const c of candidates) byRank[this.#rankOf(c.id, peers)]!.push(c);
+    // Candidates arrive oldest first: reversed, the others' shares start at their young end.
+    for (let rank = 1; rank < byRank.length; rank++) byRank[rank]!.reverse();
+    candidates.splice(0, candidates.length, ...byRank.flat());
   }
 
   /** Where this master ranks for `id` among `peers` (0: its own share), remembered. */
