@@ -2,6 +2,7 @@ import { LeaseNotFoundError } from '../errors.js';
 import { keyAfter } from '../keys.js';
 import type { KeyValue, RangeResult } from '../kv/port.js';
 import { type TaskKind, type TaskRecord, TaskRecordSchema, encodeTask } from '../model.js';
+import { type Candidate, CandidateOrder } from './candidate-order.js';
 import { decode } from './codec.js';
 import type { StoreContext } from './context.js';
 import { dependencyVerdict, failDependent } from './dependencies.js';
@@ -38,11 +39,6 @@ export interface Claim {
    * made by {@link TaskStore.claimNext}; `finish` then reads it.
    */
   readonly cooldown?: CooldownRead;
-}
-
-interface Candidate {
-  readonly kind: TaskKind;
-  readonly id: string;
 }
 
 /**
@@ -95,7 +91,7 @@ export class Claimer {
     const peers = await this.#livePeers();
     while (exhausted.size < kinds.length) {
       // One page per kind, merged by id: ids are UUIDv7, so this is FIFO across kinds.
-      const candidates: Candidate[] = [];
+      const pages: { readonly kind: TaskKind; readonly ids: readonly string[] }[] = [];
       for (const kind of kinds) {
         if (exhausted.has(kind)) continue;
         const prefix = k.queuePrefix(kind);
@@ -103,13 +99,12 @@ export class Claimer {
         if (!page.more) exhausted.add(kind);
         const last = page.ids.at(-1);
         if (last !== undefined) cursors.set(kind, keyAfter(prefix + last));
-        for (const id of page.ids) candidates.push({ kind, id });
+        pages.push({ kind, ids: page.ids });
       }
-      candidates.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      if (peers.length > 1) this.#ownShareFirst(candidates, peers);
-      this.#spreadFrom(candidates, 0, spread);
-      for (let i = 0; i < candidates.length; i++) {
-        const c = candidates[i]!;
+      const candidates = this.#order(pages, peers);
+      candidates.spread(0, spread, () => this.#ctx.random.next());
+      for (let i = 0; candidates.has(i); i++) {
+        const c = candidates.at(i);
         if (seen.has(c.id) || this.#claims.attempting(c.id)) continue;
         seen.add(c.id);
         this.#claims.beginAttempt(c.id);
@@ -121,7 +116,7 @@ export class Claimer {
             // together and lose again, one fewer each time. Each loss widens the window the next
             // try is drawn from, so contenders spread out while an uncontended claim stays FIFO.
             spread = Math.min(spread * 2, CLAIM_SPREAD_MAX);
-            this.#spreadFrom(candidates, i + 1, spread);
+            candidates.spread(i + 1, spread, () => this.#ctx.random.next());
           } else if (claim) {
             this.#spread = Math.max(1, spread >> 1);
             return claim;
@@ -146,14 +141,14 @@ export class Claimer {
    * `get` at a time cost a round trip each.
    */
   async #readAhead(
-    candidates: readonly Candidate[],
+    candidates: CandidateOrder,
     from: number,
     into: Map<string, KeyValue | undefined>,
     seen: ReadonlySet<string>,
   ): Promise<void> {
     const ids: string[] = [];
-    for (let i = from; i < candidates.length && ids.length < READ_AHEAD; i++) {
-      const id = candidates[i]!.id;
+    for (let i = from; ids.length < READ_AHEAD && candidates.has(i); i++) {
+      const { id } = candidates.at(i);
       if (i === from || (!seen.has(id) && !this.#claims.attempting(id) && !this.#known.has(id) && !into.has(id))) {
         ids.push(id);
       }
@@ -182,19 +177,23 @@ export class Claimer {
   }
 
   /**
-   * Reorders `candidates` so that this master's share comes first, oldest first, and the rest
-   * after it by how close this master is to owning each (its rendezvous rank), youngest first:
-   * owners work from the old end of their share and a master out of work takes from the young
-   * end of the shares it ranks next for, as work-stealing schedulers do, so it seldom races the
-   * owner or another master doing the same for the same task.
+   * The order to try one round's pages in (see {@link CandidateOrder}): one kind's page is already
+   * FIFO; several are merged by id.
    */
-  #ownShareFirst(candidates: Candidate[], peers: readonly string[]): void {
-    // One bucket per rank (a rank is below the number of peers): no sort on a claim's hot path.
-    const byRank: Candidate[][] = peers.map(() => []);
-    for (const c of candidates) byRank[this.#rankOf(c.id, peers)]!.push(c);
-    // Candidates arrive oldest first: reversed, the others' shares start at their young end.
-    for (let rank = 1; rank < byRank.length; rank++) byRank[rank]!.reverse();
-    candidates.splice(0, candidates.length, ...byRank.flat());
+  #order(
+    pages: readonly { readonly kind: TaskKind; readonly ids: readonly string[] }[],
+    peers: readonly string[],
+  ): CandidateOrder {
+    const rank = peers.length > 1 ? (id: string): number => this.#rankOf(id, peers) : undefined;
+    const [only] = pages;
+    if (pages.length === 1 && only) return new CandidateOrder(only.ids, () => only.kind, rank);
+    const merged: Candidate[] = pages.flatMap(({ kind, ids }) => ids.map((id) => ({ kind, id })));
+    merged.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return new CandidateOrder(
+      merged.map((c) => c.id),
+      (i) => merged[i]!.kind,
+      rank,
+    );
   }
 
   /** Where this master ranks for `id` among `peers` (0: its own share), remembered. */
@@ -229,14 +228,6 @@ export class Claimer {
       this.#peersInFlight = undefined;
     });
     return this.#peersInFlight;
-  }
-
-  /** Swaps into `list[at]` an entry drawn from the `width` entries starting there. */
-  #spreadFrom<T>(list: T[], at: number, width: number): void {
-    const w = Math.min(width, list.length - at);
-    if (w < 2) return;
-    const j = at + Math.floor(this.#ctx.random.next() * w);
-    [list[at], list[j]] = [list[j]!, list[at]!];
   }
 
   /**
