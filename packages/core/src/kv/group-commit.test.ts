@@ -71,6 +71,26 @@ for (const [name, make] of adapters) {
       }
     });
 
+    it('puts the next transactions of the callers a batch answered into one batch, not two', async () => {
+      const kv = new GroupCommitKv(counted(), h.clock, { maxInFlight: 1 });
+      const rounds = 6;
+      // Four callers that each send their next transaction as soon as the last one is answered
+      // (a pool slot's claim, then its finish): freeing the slot the moment a batch returned split
+      // them into two alternating batches of two, a store call per caller every round.
+      await Promise.all(
+        Array.from({ length: 4 }, async (_, c) => {
+          for (let r = 0; r < rounds; r++) {
+            await kv.txn([], [{ type: 'put', key: `${p}c${c}`, value: `${r}` }]);
+            await Promise.resolve();
+          }
+        }),
+      );
+      // The first call goes out alone (the store was idle) and the other three behind it; from
+      // then on the four move together.
+      expect(sent.length).toBeLessThanOrEqual(rounds + 2);
+      for (let c = 0; c < 4; c++) expect((await base.get(`${p}c${c}`))?.value).toBe(`${rounds - 1}`);
+    });
+
     it("gives a transaction whose compare fails its own failure branch, and still commits the others'", async () => {
       const kv = new GroupCommitKv(counted(), h.clock, { maxInFlight: 1 });
       await base.put(`${p}first`, '');
