@@ -55,9 +55,9 @@ export class CandidateOrder {
    * there: contenders that lost a race spread out over the next few instead of racing again.
    */
   spread(at: number, width: number, draw: () => number): void {
-    if (width < 2 || !this.has(at + 1)) return;
-    let w = 1;
+    let w = 0;
     while (w < width && this.has(at + w)) w++;
+    if (w < 2) return;
     const j = at + Math.floor(draw() * w);
     if (j === at) return;
     const order = this.#order;

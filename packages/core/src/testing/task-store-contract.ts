@@ -38,6 +38,14 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
       stores.push(store);
       return store;
     };
+    /** A store fed by its own queue watch, as a master's scheduler feeds it. */
+    const openFed = async (overrides: StoreOverrides = {}): Promise<TaskStore> => {
+      const kv = overrides.kv ?? (await h.connect());
+      const store = await open({ ...overrides, kv });
+      await kv.watch(store.keys.queuePrefix(), (events) => store.observeQueue(events));
+      store.setQueueFeed(true);
+      return store;
+    };
     const claimOrFail = async (store: TaskStore, kinds: readonly TaskKind[]): Promise<Claim> => {
       const claim = await store.claimNext(kinds);
       if (!claim) throw new Error(`expected a claim of ${kinds.join(',')}`);
@@ -164,14 +172,7 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
 
       it('keeps two fed masters draining a deep queue each to its own share', async () => {
         const info = { host: 'test', pid: 1, version: 'test', started_at: 0, pools: { general: 1 } };
-        const fed = async (): Promise<TaskStore> => {
-          const kv = await h.connect();
-          const store = await open({ kv, info });
-          await kv.watch(store.keys.queuePrefix(), (events) => store.observeQueue(events));
-          store.setQueueFeed(true);
-          return store;
-        };
-        const [a, b] = [await fed(), await fed()];
+        const [a, b] = [await openFed({ info }), await openFed({ info })];
         // Past the first page (256 ids per live master): each share runs on beyond it, and a
         // master that has taken its share of the page must read on rather than take the other's.
         const ids: string[] = [];
@@ -285,14 +286,7 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
       });
 
       it('claims every task exactly once from a live queue feed while several instances drain the queue', async () => {
-        const fed = async (): Promise<TaskStore> => {
-          const kv = await h.connect();
-          const store = await open({ kv });
-          await kv.watch(store.keys.queuePrefix(), (events) => store.observeQueue(events));
-          store.setQueueFeed(true);
-          return store;
-        };
-        const stores = [await fed(), await fed(), await fed()];
+        const stores = [await openFed(), await openFed(), await openFed()];
         const ids = new Set<string>();
         for (let i = 0; i < 40; i++) ids.add((await stores[i % 3]!.enqueue('compact', `f-${i}`)).task.id);
         const claimed = await drain(stores);
@@ -310,9 +304,7 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
             return forward(p, o);
           },
         );
-        const s = await open({ kv });
-        await kv.watch(s.keys.queuePrefix(), (events) => s.observeQueue(events));
-        s.setQueueFeed(true);
+        const s = await openFed({ kv });
         const ids: string[] = [];
         for (let i = 0; i < 5; i++) ids.push((await s.enqueue('compact', `q-${i}`)).task.id);
         queueReads = 0;
