@@ -1,13 +1,7 @@
+import { EVENT_LOOP_SAMPLE_MS, NON_COUNTER_TOTALS } from '@maintd/core';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { TASK_STATES, type ClusterSummary } from './aggregate.js';
 import { SYNC_REASONS, type SyncInfo, type WatcherStatus } from './watcher.js';
-
-/** Default prom-client gauges whose `_total` suffix breaks Prometheus naming conventions. */
-export const NON_COUNTER_TOTALS = [
-  'nodejs_active_handles_total',
-  'nodejs_active_requests_total',
-  'nodejs_active_resources_total',
-] as const;
 
 /** What the metrics read at scrape time: memory only, never etcd. */
 export interface MetricsSource {
@@ -45,9 +39,7 @@ export function createExporterMetrics(
   // (a reset gauge without labels would still print 0, which reads as "no masters").
   const clusterRegistry = new Registry();
   if (options.defaultMetrics ?? true) {
-    collectDefaultMetrics({ register: registry });
-    // prom-client names three gauges `*_total`, which Prometheus reserves for counters (promtool
-    // rejects them); the same numbers remain, split by type, in the unsuffixed gauges.
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
     for (const name of NON_COUNTER_TOTALS) registry.removeSingleMetric(name);
   }
   const registers = [registry];

@@ -100,7 +100,7 @@ describe('Prometheus against the exporter and a master', () => {
   it('promtool check metrics accepts a master’s /metrics', async () => {
     const r = await promtoolCheck(`${master.url}/metrics`);
     // prom-client's default `nodejs_active_*_total` gauges fail this; the exporter drops them
-    // (NON_COUNTER_TOTALS in metrics.ts), and the master must do the same.
+    // (NON_COUNTER_TOTALS in @maintd/core), and the master must do the same.
     expect(r.out).toBe('');
     expect(r.code).toBe(0);
   });

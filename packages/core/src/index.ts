@@ -77,6 +77,7 @@ export {
   sanitizeError,
   wouldCool,
 } from './cooldown-policy.js';
+export { EVENT_LOOP_SAMPLE_MS, NON_COUNTER_TOTALS } from './process-metrics.js';
 export { type Random, cryptoRandom, seededRandom } from './random.js';
 export {
   DEFAULT_SESSION_TTL_SECS,

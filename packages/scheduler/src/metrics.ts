@@ -1,3 +1,4 @@
+import { EVENT_LOOP_SAMPLE_MS, NON_COUNTER_TOTALS } from '@maintd/core';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { KIND_NAMES } from './kinds/index.js';
 
@@ -34,15 +35,8 @@ export interface Metrics {
 export function createMetrics(options: { readonly processMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
   if (options.processMetrics ?? true) {
-    collectDefaultMetrics({ register: registry });
-    // Gauges named `_total` break the Prometheus naming rules (promtool rejects them): drop them.
-    for (const name of [
-      'nodejs_active_handles_total',
-      'nodejs_active_requests_total',
-      'nodejs_active_resources_total',
-    ]) {
-      registry.removeSingleMetric(name);
-    }
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+    for (const name of NON_COUNTER_TOTALS) registry.removeSingleMetric(name);
   }
   const registers = [registry];
   const m: Metrics = {
