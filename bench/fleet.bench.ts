@@ -8,12 +8,22 @@
  * (three worker calls, its enqueue served by a bare Hono route, one etcd transaction), each timed
  * alone: what those calls cost with nothing else in the process.
  *
+ * Each row measures TASKS tasks twice: the first TASKS a fresh master takes (cold: V8 is still
+ * compiling the hot path, so a task costs about twice what it does later) and TASKS more after
+ * BENCH_WARMUP_PER_MASTER tasks per master (steady: what a long-running master costs, the figure
+ * the other columns describe). One master's cost per task keeps falling for its first few
+ * thousand tasks; six sharing a fleet each get a sixth of the tasks, so warm-up is per master.
+ *
  * BENCH_PACED=1 splits what a run of several masters costs beyond one master. For each such run
  * it adds two rows fed at that run's rate: one master alone, sent what each of those masters got
  * (its share of every batch), and the same number of masters each in a fleet of its own (its own
  * prefix: no shared queue, no peer's watch events or read-aheads). The first ratio printed is
  * what sharing a fleet costs; the second, what the masters cost each other by sharing the
  * machine (two cores here, with etcd and the workers).
+ *
+ * BENCH_COMPARE=<path to another build's apps/master/bin/maintd.js> runs that build's masters
+ * right after each row's, under the same load, for a before-and-after in one run (a `git worktree`
+ * of the older commit, installed and built).
  *
  * BENCH_MASTER_CPUS=<list> runs the masters under `taskset -c <list>`; with the rest of the run
  * kept off those CPUs (`taskset -c 1 env BENCH_MASTER_CPUS=0 pnpm bench:fleet`), a master's CPU
@@ -32,14 +42,20 @@ import { Pool, request } from 'undici';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TASKS = Number(process.env.BENCH_TASKS ?? 1000);
+/** Tasks each master takes before the steady-state measurement (the cold measurement's included). */
+const WARMUP_PER_MASTER = Number(process.env.BENCH_WARMUP_PER_MASTER ?? 4000);
 const MASTERS = (process.env.BENCH_MASTERS ?? '1,3,6').split(',').map(Number);
 /** Seconds the masters run before the tasks are sent (past TASK_WATCH_LINGER_MS and one check). */
 const SETTLE_SECS = Number(process.env.BENCH_SETTLE_SECS ?? 66);
 const MASTER_CPUS = process.env.BENCH_MASTER_CPUS;
 const PACED = process.env.BENCH_PACED === '1';
+const COMPARE = process.env.BENCH_COMPARE;
 /** Enqueue requests in flight at once, spread over the masters. */
 const BATCH = 50;
-const STORES = TASKS;
+/** Tasks one run of `masters` masters takes: its warm-up, then the steady measurement. */
+const runTasks = (masters: number): number => Math.max(TASKS, WARMUP_PER_MASTER * masters) + TASKS;
+/** One store per task of the largest run (distinct targets: no dedupe). */
+const STORES = runTasks(Math.max(...MASTERS));
 /** Calls of each kind timed for the reference task. */
 const REFERENCE_CALLS = 4000;
 const WIDTH = String(STORES - 1).length;
@@ -183,24 +199,43 @@ async function barePostCpu(): Promise<number> {
   return cpuMs;
 }
 
-/** Watches the fleets at `prefixes`; the answer resolves once TASKS task records reached a terminal state. */
-async function watchFinished(endpoints: string[], prefixes: readonly string[]): Promise<{ done: Promise<void> }> {
-  const client = new Etcd3({ hosts: endpoints });
-  const ended = new Set<string>();
-  const watchers = await Promise.all(prefixes.map((p) => client.watch().prefix(`${p}/tasks/`).create()));
-  const done = new Promise<void>((resolve) => {
-    for (const watcher of watchers) {
+/** Counts the tasks of the fleets at `prefixes` that reached a terminal state. */
+class Finished {
+  readonly #client: Etcd3;
+  readonly #ended = new Set<string>();
+  readonly #waiters: { readonly count: number; readonly resolve: () => void }[] = [];
+  #watchers: Awaited<ReturnType<ReturnType<Etcd3['watch']>['create']>>[] = [];
+
+  private constructor(client: Etcd3) {
+    this.#client = client;
+  }
+
+  static async open(endpoints: string[], prefixes: readonly string[]): Promise<Finished> {
+    const finished = new Finished(new Etcd3({ hosts: endpoints }));
+    finished.#watchers = await Promise.all(
+      prefixes.map((p) => finished.#client.watch().prefix(`${p}/tasks/`).create()),
+    );
+    for (const watcher of finished.#watchers) {
       watcher.on('put', (kv) => {
         const { state } = JSON.parse(kv.value.toString()) as { state: string };
-        if (state === 'done' || state === 'failed') ended.add(kv.key.toString());
-        if (ended.size >= TASKS) resolve();
+        if (state !== 'done' && state !== 'failed') return;
+        finished.#ended.add(kv.key.toString());
+        for (const w of finished.#waiters.filter((w) => finished.#ended.size >= w.count)) w.resolve();
       });
     }
-  }).finally(async () => {
-    await Promise.all(watchers.map((w) => w.cancel()));
-    client.close();
-  });
-  return { done };
+    return finished;
+  }
+
+  /** Resolves once `count` tasks have ended. */
+  reached(count: number): Promise<void> {
+    if (this.#ended.size >= count) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ count, resolve }));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#watchers.map((w) => w.cancel()));
+    this.#client.close();
+  }
 }
 
 /** How a run's masters are fed and grouped (unpaced and shared unless said). */
@@ -211,6 +246,16 @@ interface RunOptions {
   readonly separate?: boolean;
   /** The masters column. */
   readonly label?: string;
+  /** The master binary run (this checkout's unless said). */
+  readonly bin?: string;
+}
+
+/** What a run's masters spent on TASKS tasks, per task. */
+interface Measured {
+  readonly cpuMs: number;
+  readonly systemMs: number;
+  readonly calls: number;
+  readonly tasksPerSec: number;
 }
 
 interface RunResult {
@@ -220,8 +265,8 @@ interface RunResult {
 }
 
 /**
- * One run: `masters` masters take TASKS merges, sent BATCH at a time as fast as the masters
- * accept them, or as `options.pace` says.
+ * One run: `masters` masters take their warm-up and TASKS more merges, sent BATCH at a time as fast
+ * as the masters accept them, or as `options.pace` says.
  */
 async function run(
   masters: number,
@@ -240,7 +285,7 @@ async function run(
     // BENCH_PROFILE=<dir> writes each master's CPU profile there (open in Chrome DevTools).
     const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
     spawnNode(
-      [...profile, join(root, 'apps/master/bin/maintd.js')],
+      [...profile, options.bin ?? join(root, 'apps/master/bin/maintd.js')],
       {
         ETCD_ENDPOINTS: endpoints.join(','),
         ETCD_PREFIX: prefixes[i % prefixes.length]!,
@@ -251,7 +296,8 @@ async function run(
         STATS_SCAN_INTERVAL_SECS: '0',
         MERGE_WAL_INTERVAL_SECS: '0',
         COMPACTION_INTERVAL_SECS: '0',
-        TASK_HISTORY_LIMIT: String(TASKS * 2),
+        // No pruning of the history during the run: the figures are a task's own cost.
+        TASK_HISTORY_LIMIT: String(runTasks(masters) * 2),
         LOG_LEVEL: 'warn',
       },
       'ignore',
@@ -271,11 +317,7 @@ async function run(
   const etcdCalls = async (): Promise<number> =>
     sample(await (await fetch(etcdMetrics)).text(), 'grpc_server_handled_total', 'grpc_type="unary"');
   // Counted from etcd, not asked of the masters: polling their API would bill its cost to the tasks.
-  const finished = await watchFinished(endpoints, prefixes);
-  const cpu0 = await cpu();
-  const system0 = await systemCpu();
-  const calls0 = await etcdCalls();
-  const t0 = performance.now();
+  const finished = await Finished.open(endpoints, prefixes);
   // Distinct stores (no dedupe), spread over the masters' APIs as a load balancer would.
   const enqueue = async (n: number): Promise<void> => {
     const res = await fetch(`${urls[n % urls.length]}/api/v1/tasks`, {
@@ -285,32 +327,52 @@ async function run(
     });
     if (res.status !== 202) throw new Error(`enqueue: HTTP ${res.status} ${await res.text()}`);
   };
-  const batch = pace ? pace.burst : BATCH;
-  const sent: Promise<unknown>[] = [];
-  for (let i = 0; i < TASKS; i += batch) {
-    if (pace) {
-      const wait = t0 + (i / pace.perSec) * 1000 - performance.now();
-      if (wait > 0) await sleep(wait);
+  /** Sends tasks `from` to `to` and waits until they have all ended. */
+  const send = async (from: number, to: number): Promise<void> => {
+    const t0 = performance.now();
+    const batch = pace ? pace.burst : BATCH;
+    const sent: Promise<unknown>[] = [];
+    for (let i = from; i < to; i += batch) {
+      if (pace) {
+        const wait = t0 + ((i - from) / pace.perSec) * 1000 - performance.now();
+        if (wait > 0) await sleep(wait);
+      }
+      const requests = Promise.all(Array.from({ length: Math.min(batch, to - i) }, (_, j) => enqueue(i + j)));
+      if (pace) sent.push(requests);
+      else await requests;
     }
-    const requests = Promise.all(Array.from({ length: Math.min(batch, TASKS - i) }, (_, j) => enqueue(i + j)));
-    if (pace) sent.push(requests);
-    else await requests;
-  }
-  await Promise.all(sent);
-  await finished.done;
-  const seconds = (performance.now() - t0) / 1000;
-  const cpuMs = ((await cpu()) - cpu0) * 1000;
-  const systemMs = ((await systemCpu()) - system0) * 1000;
-  const calls = (await etcdCalls()) - calls0;
+    await Promise.all(sent);
+    await finished.reached(to);
+  };
+  /** Sends tasks `from` to `from + TASKS`: what they cost the masters, per task. */
+  const measure = async (from: number): Promise<Measured> => {
+    const [cpu0, system0, calls0] = [await cpu(), await systemCpu(), await etcdCalls()];
+    const t0 = performance.now();
+    await send(from, from + TASKS);
+    const seconds = (performance.now() - t0) / 1000;
+    return {
+      cpuMs: (((await cpu()) - cpu0) * 1000) / TASKS,
+      systemMs: (((await systemCpu()) - system0) * 1000) / TASKS,
+      calls: ((await etcdCalls()) - calls0) / TASKS,
+      tasksPerSec: TASKS / seconds,
+    };
+  };
+  const cold = await measure(0);
+  const warm = runTasks(masters) - TASKS;
+  await send(TASKS, warm);
+  const steady = await measure(warm);
+  await finished.close();
   for (const c of children.splice(-masters)) {
     c.kill('SIGTERM');
     await new Promise((r) => c.once('exit', r));
   }
   const label = options.label ?? String(masters);
   return {
-    cpuMsPerTask: cpuMs / TASKS,
-    tasksPerSec: TASKS / seconds,
-    row: `| ${label} | ${TASKS} | ${(cpuMs / TASKS).toFixed(2)} | ${(systemMs / TASKS).toFixed(2)} | ${(cpuMs / TASKS / referenceMs).toFixed(2)} | ${(TASKS / seconds).toFixed(0)} | ${(calls / TASKS).toFixed(1)} |`,
+    cpuMsPerTask: steady.cpuMs,
+    tasksPerSec: steady.tasksPerSec,
+    row:
+      `| ${label} | ${TASKS} | ${cold.cpuMs.toFixed(2)} | ${steady.cpuMs.toFixed(2)} | ${steady.systemMs.toFixed(2)} | ` +
+      `${(steady.cpuMs / referenceMs).toFixed(2)} | ${steady.tasksPerSec.toFixed(0)} | ${steady.calls.toFixed(1)} |`,
   };
 }
 
@@ -347,7 +409,8 @@ try {
   // enqueue served, and one etcd transaction (enqueue, claim and finish batched with other tasks').
   const referenceMs = 3 * workerMs + postMs + raw.cpuMs;
   console.log(
-    `maintd fleet benchmark — ${TASKS} merges over the API (3 worker calls each), sim workers at zero latency`,
+    `maintd fleet benchmark — ${TASKS} merges over the API (3 worker calls each), sim workers at zero latency; ` +
+      `cold: a fresh master's first ${TASKS}; steady: ${TASKS} after ${WARMUP_PER_MASTER} per master`,
   );
   console.log(`raw etcd CAS, 16 in flight: ${raw.rate.toFixed(0)} txn/s, ${raw.cpuMs.toFixed(3)} ms client CPU each`);
   console.log(
@@ -356,13 +419,17 @@ try {
   );
   if (MASTER_CPUS) console.log(`masters pinned to CPUs ${MASTER_CPUS}`);
   console.log(
-    '| masters | tasks | summed master CPU ms per task | of which system (kernel) | ratio to the reference task | tasks/s | etcd requests per task |',
+    '| masters | tasks | summed master CPU ms per task, cold | steady | of which system (kernel) | ratio to the reference task | tasks/s | etcd requests per task |',
   );
-  console.log('|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
   const several: { readonly masters: number; readonly result: RunResult }[] = [];
   for (const m of MASTERS) {
     const result = await run(m, endpoints, etcdMetrics, workers, referenceMs);
     console.log(result.row);
+    if (COMPARE)
+      console.log(
+        (await run(m, endpoints, etcdMetrics, workers, referenceMs, { bin: COMPARE, label: `${m}, ${COMPARE}` })).row,
+      );
     if (m > 1) several.push({ masters: m, result });
   }
   const controls: string[] = [];
