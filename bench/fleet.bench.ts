@@ -9,7 +9,7 @@
  * alone: what those calls cost with nothing else in the process.
  *
  * Each row measures TASKS tasks twice: the first TASKS a fresh master takes (cold: V8 is still
- * compiling the hot path, so a task costs about twice what it does later) and TASKS more after
+ * compiling the hot path, so a task costs two to three times what it does later) and TASKS more after
  * BENCH_WARMUP_PER_MASTER tasks per master (steady: what a long-running master costs, the figure
  * the other columns describe). One master's cost per task keeps falling for its first few
  * thousand tasks; six sharing a fleet each get a sixth of the tasks, so warm-up is per master.
@@ -199,43 +199,35 @@ async function barePostCpu(): Promise<number> {
   return cpuMs;
 }
 
-/** Counts the tasks of the fleets at `prefixes` that reached a terminal state. */
-class Finished {
-  readonly #client: Etcd3;
-  readonly #ended = new Set<string>();
-  readonly #waiters: { readonly count: number; readonly resolve: () => void }[] = [];
-  #watchers: Awaited<ReturnType<ReturnType<Etcd3['watch']>['create']>>[] = [];
-
-  private constructor(client: Etcd3) {
-    this.#client = client;
+/** Tasks of the fleets at `prefixes` that reached a terminal state, counted from their watch. */
+async function watchFinished(
+  endpoints: string[],
+  prefixes: readonly string[],
+): Promise<{ reached(count: number): Promise<void>; close(): Promise<void> }> {
+  const client = new Etcd3({ hosts: endpoints });
+  const ended = new Set<string>();
+  // The run awaits one count at a time.
+  let waiter: { readonly count: number; readonly resolve: () => void } | undefined;
+  const watchers = await Promise.all(prefixes.map((p) => client.watch().prefix(`${p}/tasks/`).create()));
+  for (const watcher of watchers) {
+    watcher.on('put', (kv) => {
+      const { state } = JSON.parse(kv.value.toString()) as { state: string };
+      if (state !== 'done' && state !== 'failed') return;
+      ended.add(kv.key.toString());
+      if (waiter && ended.size >= waiter.count) {
+        waiter.resolve();
+        waiter = undefined;
+      }
+    });
   }
-
-  static async open(endpoints: string[], prefixes: readonly string[]): Promise<Finished> {
-    const finished = new Finished(new Etcd3({ hosts: endpoints }));
-    finished.#watchers = await Promise.all(
-      prefixes.map((p) => finished.#client.watch().prefix(`${p}/tasks/`).create()),
-    );
-    for (const watcher of finished.#watchers) {
-      watcher.on('put', (kv) => {
-        const { state } = JSON.parse(kv.value.toString()) as { state: string };
-        if (state !== 'done' && state !== 'failed') return;
-        finished.#ended.add(kv.key.toString());
-        for (const w of finished.#waiters.filter((w) => finished.#ended.size >= w.count)) w.resolve();
-      });
-    }
-    return finished;
-  }
-
-  /** Resolves once `count` tasks have ended. */
-  reached(count: number): Promise<void> {
-    if (this.#ended.size >= count) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push({ count, resolve }));
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.#watchers.map((w) => w.cancel()));
-    this.#client.close();
-  }
+  return {
+    reached: (count) =>
+      ended.size >= count ? Promise.resolve() : new Promise((resolve) => (waiter = { count, resolve })),
+    close: async () => {
+      await Promise.all(watchers.map((w) => w.cancel()));
+      client.close();
+    },
+  };
 }
 
 /** How a run's masters are fed and grouped (unpaced and shared unless said). */
@@ -317,7 +309,7 @@ async function run(
   const etcdCalls = async (): Promise<number> =>
     sample(await (await fetch(etcdMetrics)).text(), 'grpc_server_handled_total', 'grpc_type="unary"');
   // Counted from etcd, not asked of the masters: polling their API would bill its cost to the tasks.
-  const finished = await Finished.open(endpoints, prefixes);
+  const finished = await watchFinished(endpoints, prefixes);
   // Distinct stores (no dedupe), spread over the masters' APIs as a load balancer would.
   const enqueue = async (n: number): Promise<void> => {
     const res = await fetch(`${urls[n % urls.length]}/api/v1/tasks`, {
