@@ -76,8 +76,17 @@ export class EtcdKv implements Kv {
   /** What the last call that reached no etcd found, for the calls an open circuit then refuses. */
   #lastUnavailable: string | undefined;
   readonly #client: Etcd3;
+  readonly #config: IOptions;
+  /**
+   * The client watches run on, apart from the one for calls and leases: etcd3 re-authenticates
+   * a call refused for a stale auth token, but a watch stream reconnects with the token it has,
+   * and etcd (which keeps simple tokens in memory) refuses every watch on it after a restart. So
+   * a watch refused for its token replaces this client. Created at the first watch.
+   */
+  #watchClient: Etcd3 | undefined;
   readonly #leases = new Set<{ release(): void }>();
-  readonly #watchers = new Set<Watcher>();
+  /** Live watches, with their client and how to tell their owners they are gone. */
+  readonly #watchers = new Map<Watcher, { readonly client: Etcd3; readonly lose: (err: Error) => void }>();
 
   constructor(options: EtcdKvOptions) {
     if (options.endpoints.length === 0) throw new MaintdError('EtcdKv needs at least one endpoint');
@@ -132,6 +141,7 @@ export class EtcdKv implements Kv {
         >['watchBackoff'],
       },
     };
+    this.#config = config;
     this.#client = new Etcd3(config);
   }
 
@@ -254,11 +264,18 @@ export class EtcdKv implements Kv {
     listener: (events: readonly WatchEvent[]) => void,
     options: WatchOptions = {},
   ): Promise<Watch> {
-    let builder = this.#client.watch().prefix(prefix);
+    const client = (this.#watchClient ??= new Etcd3(this.#config));
+    let builder = client.watch().prefix(prefix);
     if (options.fromRevision !== undefined) builder = builder.startRevision(String(options.fromRevision));
     const watcher = await this.#call(() => builder.create());
-    this.#watchers.add(watcher);
     let closed = false;
+    const lose = (err: Error): void => {
+      this.#watchers.delete(watcher);
+      if (closed) return;
+      closed = true;
+      options.onError?.(err);
+    };
+    this.#watchers.set(watcher, { client, lose });
     watcher.on('data', (res) => {
       if (closed) return;
       const events: WatchEvent[] = (res.events ?? []).map((e) => ({
@@ -270,16 +287,15 @@ export class EtcdKv implements Kv {
       if (events.length > 0) listener(events);
     });
     watcher.on('error', (err) => {
-      this.#watchers.delete(watcher);
-      if (closed) return;
       // etcd cancels a watch on a compacted revision with an empty reason (3.4), or says so (3.5+);
       // etcd3 surfaces only the reason text.
       const compact = /compacted/i.test(err.message) || /^Watcher canceled:\s*$/.test(err.message);
-      options.onError?.(
+      lose(
         compact
           ? new WatchCompactedError(`watch on '${prefix}' failed: ${err.message}`, { cause: err })
           : new StoreUnavailableError(`watch on '${prefix}' failed: ${cleanGrpcMessage(err.message)}`, { cause: err }),
       );
+      if (/invalid auth token/i.test(err.message)) this.#replaceWatchClient(client);
     });
     return {
       close: async () => {
@@ -288,6 +304,19 @@ export class EtcdKv implements Kv {
         await this.#cancel(watcher);
       },
     };
+  }
+
+  /**
+   * Drops a watch client whose stream etcd refuses for its token, telling the owners of its other
+   * watches they are gone: etcd3 re-creates a stream's watches one at a time, and the first one
+   * refused leaves the rest waiting for good, delivering nothing and reporting nothing. Their
+   * owners watch again, on a new client with a fresh token.
+   */
+  #replaceWatchClient(stale: Etcd3): void {
+    if (this.#watchClient === stale) this.#watchClient = undefined;
+    const lost = new StoreUnavailableError("watch lost: etcd no longer honours the client's auth token");
+    for (const [, w] of this.#watchers) if (w.client === stale) w.lose(lost);
+    stale.close();
   }
 
   /** {@inheritDoc Kv.revision} */
@@ -306,8 +335,9 @@ export class EtcdKv implements Kv {
   async close(): Promise<void> {
     for (const l of this.#leases) l.release();
     this.#leases.clear();
-    await Promise.all([...this.#watchers].map((w) => this.#cancel(w)));
+    await Promise.all([...this.#watchers.keys()].map((w) => this.#cancel(w)));
     this.#watchers.clear();
+    this.#watchClient?.close();
     this.#client.close();
   }
 
