@@ -25,6 +25,10 @@
  * right after each row's, under the same load, for a before-and-after in one run (a `git worktree`
  * of the older commit, installed and built).
  *
+ * BENCH_HISTORY_LIMIT=<n> runs the masters with TASK_HISTORY_LIMIT=n (1000 is the default a
+ * production master runs with), so the figures include pruning the history; unset, the limit is
+ * above the run's task count and nothing is pruned.
+ *
  * BENCH_MASTER_CPUS=<list> runs the masters under `taskset -c <list>`; with the rest of the run
  * kept off those CPUs (`taskset -c 1 env BENCH_MASTER_CPUS=0 pnpm bench:fleet`), a master's CPU
  * is its own work, not also the cost of sharing a core with etcd and the workers.
@@ -50,6 +54,8 @@ const SETTLE_SECS = Number(process.env.BENCH_SETTLE_SECS ?? 66);
 const MASTER_CPUS = process.env.BENCH_MASTER_CPUS;
 const PACED = process.env.BENCH_PACED === '1';
 const COMPARE = process.env.BENCH_COMPARE;
+/** TASK_HISTORY_LIMIT of the masters; unset, none is pruned during a run (a task's own cost). */
+const HISTORY_LIMIT = process.env.BENCH_HISTORY_LIMIT;
 /** Enqueue requests in flight at once, spread over the masters. */
 const BATCH = 50;
 /** Tasks one run of `masters` masters takes: its warm-up, then the steady measurement. */
@@ -288,8 +294,7 @@ async function run(
         STATS_SCAN_INTERVAL_SECS: '0',
         MERGE_WAL_INTERVAL_SECS: '0',
         COMPACTION_INTERVAL_SECS: '0',
-        // No pruning of the history during the run: the figures are a task's own cost.
-        TASK_HISTORY_LIMIT: String(runTasks(masters) * 2),
+        TASK_HISTORY_LIMIT: HISTORY_LIMIT ?? String(runTasks(masters) * 2),
         LOG_LEVEL: 'warn',
       },
       'ignore',

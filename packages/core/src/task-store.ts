@@ -125,15 +125,19 @@ export class TaskStore {
     // recovery must leave alone.
     const known = new KnownRecords();
     const claims = new LocalClaims();
-    this.#history = new TaskHistory(ctx, {
-      limit: Math.max(1, o.historyLimit ?? DEFAULT_STORE_OPTIONS.historyLimit),
-      ttlMs: (o.historyTtlSecs ?? DEFAULT_STORE_OPTIONS.historyTtlSecs) * 1000,
-      pruneEvery: Math.max(1, o.pruneEvery ?? 50),
-    });
+    this.#coordination = new Coordination(ctx);
+    this.#history = new TaskHistory(
+      ctx,
+      {
+        limit: Math.max(1, o.historyLimit ?? DEFAULT_STORE_OPTIONS.historyLimit),
+        ttlMs: (o.historyTtlSecs ?? DEFAULT_STORE_OPTIONS.historyTtlSecs) * 1000,
+        pruneEvery: Math.max(1, o.pruneEvery ?? 50),
+      },
+      (name) => this.#coordination.tryLock(name),
+    );
     this.#stats = new StatsStore(ctx);
     this.#parks = new ParkStore(ctx);
     this.#cooldowns = new CooldownStore(ctx, this.policy, this.#parks);
-    this.#coordination = new Coordination(ctx);
     this.#queue = new QueueMirror(keys.queuePrefix());
     this.#claimer = new Claimer(ctx, known, claims, this.#queue);
     this.#lifecycle = new TaskLifecycle(

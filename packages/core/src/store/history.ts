@@ -1,14 +1,24 @@
 import { type Keys, keyAfter } from '../keys.js';
-import type { Kv } from '../kv/port.js';
+import type { KeyValue, Kv } from '../kv/port.js';
 import { type TaskKind, type TaskRecord, type TaskState, TaskRecordSchema, isTerminal } from '../model.js';
 import { decode, idTime } from './codec.js';
 import type { StoreContext } from './context.js';
+import type { HeldLock } from './coordination.js';
+import { bounded } from './local-state.js';
 import { NewestKeys, scan } from './scan.js';
 
 // History scans are background work over the biggest prefix: small pages keep memory flat.
 const HISTORY_PAGE = 1000;
 // Within etcd's 128 operations per transaction.
 const DELETE_BATCH = 100;
+const GET_BATCH = 100;
+/**
+ * Task records of which a prune keeps what it needs between prunes (about 150 bytes each), beyond
+ * four times the limit: a history past that (a huge backlog) is read whole at every prune instead.
+ */
+const VIEWS_SPARE = 4096;
+/** The coordination lock a due prune takes, so that masters do not prune the same tasks at once. */
+export const PRUNE_LOCK = 'history-prune';
 
 /** Filter and page of {@link TaskStore.listTasks}. */
 export interface ListTasksQuery {
@@ -50,19 +60,44 @@ export async function readTask(kv: Kv, keys: Keys, id: string): Promise<TaskReco
   return found ? decode(TaskRecordSchema, found) : undefined;
 }
 
+/** What pruning needs of a task record, as of the revision it was read at. */
+interface PruneView {
+  readonly modRevision: number;
+  /** When a terminal task finished (its enqueue time if it has none); undefined while active. */
+  readonly finishedAt: number | undefined;
+  /** What an active task waits on: those terminal tasks are kept. */
+  readonly dependsOn: readonly string[] | undefined;
+}
+
+function pruneView(t: TaskRecord, modRevision: number): PruneView {
+  return isTerminal(t.state)
+    ? { modRevision, finishedAt: t.finished_at ?? t.enqueued_at, dependsOn: undefined }
+    : { modRevision, finishedAt: undefined, dependsOn: t.depends_on };
+}
+
 /** Reads of task records (one, a page, counts) and the pruning of terminal ones. */
 export class TaskHistory {
   readonly #ctx: StoreContext;
   readonly #options: HistoryOptions;
   readonly #newest: NewestKeys;
+  readonly #tryLock: (name: string) => Promise<HeldLock | undefined>;
   #finishesSincePrune = 0;
   /** Before this time no retained terminal task can reach the history TTL (from the last scan). */
   #nextTtlDue = -Infinity;
+  /**
+   * Task id → what was last read of its record (by a prune, or this instance's own finish). A
+   * revision names one write, so a view whose revision a keys-only read still shows is current:
+   * a prune decodes only the records written since, not the whole history each time.
+   */
+  #views = new Map<string, PruneView>();
+  readonly #viewsMax: number;
 
-  constructor(ctx: StoreContext, options: HistoryOptions) {
+  constructor(ctx: StoreContext, options: HistoryOptions, tryLock: (name: string) => Promise<HeldLock | undefined>) {
     this.#ctx = ctx;
     this.#options = options;
     this.#newest = new NewestKeys(ctx.kv, ctx.keys, ctx.clock);
+    this.#tryLock = tryLock;
+    this.#viewsMax = 4 * options.limit + VIEWS_SPARE;
   }
 
   getTask(id: string): Promise<TaskRecord | undefined> {
@@ -116,8 +151,13 @@ export class TaskHistory {
     return (await this.#ctx.kv.range(this.#ctx.keys.tasksPrefix, { countOnly: true })).count;
   }
 
-  /** Counts a committed finish; true once every `pruneEvery` finishes, when a prune is due. */
-  finished(): boolean {
+  /**
+   * Counts a committed finish of `task` (its terminal record, written at `modRevision`, which the
+   * next prune then need not read); true once every `pruneEvery` finishes, when a prune is due.
+   */
+  finished(task: TaskRecord, modRevision: number): boolean {
+    // Bounded, oldest first out: a master whose peers do the pruning would keep a view per finish.
+    bounded(this.#views, task.id, pruneView(task, modRevision), this.#viewsMax);
     if (++this.#finishesSincePrune < this.#options.pruneEvery) return false;
     this.#finishesSincePrune = 0;
     return true;
@@ -126,7 +166,8 @@ export class TaskHistory {
   /**
    * Scans history only when it can hold something to prune: terminal tasks (counted cheaply as
    * all minus queued minus running) past the limit plus a 10% slack, or a TTL expiry due. So the
-   * amortised cost per finish stays a few count reads, not a scan.
+   * amortised cost per finish stays a few count reads, not a scan. A due prune takes
+   * {@link PRUNE_LOCK}: while another master prunes, this one leaves it the work.
    */
   async maybePrune(): Promise<number> {
     const { kv, keys, clock } = this.#ctx;
@@ -141,7 +182,13 @@ export class TaskHistory {
       const { limit } = this.#options;
       if (terminal <= limit + Math.floor(limit / 10)) return 0;
     }
-    return this.pruneHistory();
+    const lock = await this.#tryLock(PRUNE_LOCK);
+    if (!lock) return 0;
+    try {
+      return await this.pruneHistory();
+    } finally {
+      await lock.release().catch(() => undefined);
+    }
   }
 
   /**
@@ -162,16 +209,48 @@ export class TaskHistory {
     return enqueued === undefined ? -Infinity : enqueued + ttlMs;
   }
 
+  /**
+   * Deletes the terminal tasks past the limit (oldest finish first) and those past the TTL, never
+   * one an active task depends on. Reads the task keys only, then the records whose revision it
+   * has no view of: after a first prune, about those finished since the last one.
+   */
   async pruneHistory(): Promise<number> {
     const { kv, keys, clock } = this.#ctx;
     const { limit, ttlMs } = this.#options;
     const now = clock.now();
+    const prefix = keys.tasksPrefix;
+    const views = new Map<string, PruneView>();
+    const unread: string[] = [];
+    let present = 0;
+    for await (const found of scan(kv, prefix, { keysOnly: true })) {
+      present++;
+      const id = found.key.slice(prefix.length);
+      const view = this.#views.get(id);
+      if (view?.modRevision === found.modRevision) views.set(id, view);
+      else unread.push(id);
+    }
+    const see = (found: KeyValue): void => {
+      const id = found.key.slice(prefix.length);
+      if (views.get(id)?.modRevision !== found.modRevision) {
+        views.set(id, pruneView(decode(TaskRecordSchema, found), found.modRevision));
+      }
+    };
+    if (unread.length * 4 > present) {
+      // Most of it unseen (a first prune): paging through the values costs less than fetching them.
+      for await (const found of scan(kv, prefix, { pageSize: HISTORY_PAGE })) see(found);
+    } else {
+      for (let i = 0; i < unread.length; i += GET_BATCH) {
+        const gets = unread.slice(i, i + GET_BATCH).map((id) => ({ type: 'get' as const, key: keys.task(id) }));
+        // A record deleted since the keys were read is gone: nothing to prune.
+        for (const r of (await kv.txn([], gets)).results) if (r.type === 'get' && r.kv) see(r.kv);
+      }
+    }
+
     const terminal: { id: string; at: number }[] = [];
     const protectedIds = new Set<string>();
-    for await (const found of scan(kv, keys.tasksPrefix, { pageSize: HISTORY_PAGE })) {
-      const t = decode(TaskRecordSchema, found);
-      if (isTerminal(t.state)) terminal.push({ id: t.id, at: t.finished_at ?? t.enqueued_at });
-      else for (const d of t.depends_on ?? []) protectedIds.add(d);
+    for (const [id, view] of views) {
+      if (view.finishedAt !== undefined) terminal.push({ id, at: view.finishedAt });
+      else for (const d of view.dependsOn ?? []) protectedIds.add(d);
     }
     terminal.sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1));
     const cutoff = ttlMs > 0 ? now - ttlMs : -Infinity;
@@ -181,6 +260,13 @@ export class TaskHistory {
     const doomedSet = new Set(doomed);
     const oldestKept = terminal.reduce((min, t) => (doomedSet.has(t.id) ? min : Math.min(min, t.at)), Infinity);
     this.#nextTtlDue = ttlMs > 0 ? oldestKept + ttlMs : Infinity;
+    for (const id of doomed) views.delete(id);
+    // A task this instance finished while the prune read has a newer view than the one read.
+    for (const [id, view] of views) {
+      const mine = this.#views.get(id);
+      if (mine && mine.modRevision > view.modRevision) views.set(id, mine);
+    }
+    this.#views = views.size <= this.#viewsMax ? views : new Map<string, PruneView>();
     for (let i = 0; i < doomed.length; i += DELETE_BATCH) {
       const batch = doomed.slice(i, i + DELETE_BATCH);
       await kv.txn(

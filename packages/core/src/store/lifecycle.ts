@@ -221,7 +221,7 @@ export class TaskLifecycle {
           return {
             task: record,
             cooldown: finishEffect(decision, res.results.at(-1), conflicts),
-            pruned: await this.#prune(),
+            pruned: await this.#prune(record, res.revision),
           };
         }
         maybeCommitted = false;
@@ -245,8 +245,8 @@ export class TaskLifecycle {
   }
 
   /** Best-effort: the task's outcome is committed, and a failed prune is retried by a later one. */
-  async #prune(): Promise<number> {
-    if (!this.#parts.history.finished()) return 0;
+  async #prune(finished: TaskRecord, revision: number): Promise<number> {
+    if (!this.#parts.history.finished(finished, revision)) return 0;
     return this.#parts.history.maybePrune().catch(() => 0);
   }
 

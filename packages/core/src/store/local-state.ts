@@ -52,11 +52,11 @@ export class KnownRecords {
   }
 }
 
-/** Sets `key` as the newest entry of `map` (insertion order is age), dropping the oldest past the bound. */
-function bounded<V>(map: Map<string, V>, key: string, value: V): void {
+/** Sets `key` as the newest entry of `map` (insertion order is age), dropping the oldest past `max`. */
+export function bounded<V>(map: Map<string, V>, key: string, value: V, max = KNOWN_LIMIT): void {
   map.delete(key);
   map.set(key, value);
-  if (map.size > KNOWN_LIMIT) {
+  if (map.size > max) {
     const oldest = map.keys().next();
     if (!oldest.done) map.delete(oldest.value);
   }

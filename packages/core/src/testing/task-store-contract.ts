@@ -4,6 +4,7 @@ import { ClaimLostError, StoreUnavailableError } from '../errors.js';
 import { createIdGenerator } from '../ids.js';
 import { type TaskKind, isParked } from '../model.js';
 import { seededRandom } from '../random.js';
+import { PRUNE_LOCK } from '../store/history.js';
 import { rendezvousOwner } from '../store/rendezvous.js';
 import { type Claim, TaskStore, type TaskStoreOptions } from '../task-store.js';
 import type { Kv, RangeOptions } from '../kv/port.js';
@@ -594,6 +595,91 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         const s = await open({ historyLimit: 2, pruneEvery: 3 });
         await finishN(s, 3, 'x');
         expect((await s.listTasks()).total).toBe(2);
+      });
+
+      it('leaves a due prune to the master already pruning', async () => {
+        const s = await open({ historyLimit: 2, pruneEvery: 3 });
+        const peer = await open();
+        const held = await peer.tryLock(PRUNE_LOCK);
+        expect(held).toBeDefined();
+        await finishN(s, 3, 'x');
+        expect((await s.listTasks()).total).toBe(3);
+        await held?.release();
+        await finishN(s, 3, 'y');
+        expect((await s.listTasks()).total).toBe(2);
+      });
+
+      /** A client that counts the task records it returns (values, not keys or counts). */
+      const countingRecords = async (tasksPrefix: string): Promise<{ kv: Kv; records: () => number }> => {
+        const kv = await h.connect();
+        let records = 0;
+        const counted = (key: string | undefined): void => {
+          if (key?.startsWith(tasksPrefix)) records++;
+        };
+        const spy = new Proxy(kv, {
+          get(target, prop, receiver) {
+            const value: unknown = Reflect.get(target, prop, receiver);
+            if (prop === 'range') {
+              return async (prefix: string, o?: RangeOptions) => {
+                const res = await target.range(prefix, o);
+                if (!o?.keysOnly && !o?.countOnly) for (const found of res.kvs) counted(found.key);
+                return res;
+              };
+            }
+            if (prop === 'get') {
+              return async (key: string) => {
+                const found = await target.get(key);
+                counted(found?.key);
+                return found;
+              };
+            }
+            if (prop === 'txn') {
+              return async (...args: Parameters<Kv['txn']>) => {
+                const res = await target.txn(...args);
+                for (const r of res.results) if (r.type === 'get') counted(r.kv?.key);
+                return res;
+              };
+            }
+            return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+          },
+        });
+        return { kv: spy, records: () => records };
+      };
+
+      it('reads, after a first prune, only the records finished elsewhere since the last one', async () => {
+        const probe = await open();
+        const counting = await countingRecords(probe.keys.tasksPrefix);
+        const s = await open({ kv: counting.kv, historyLimit: 20, pruneEvery: 1000 });
+        const peer = await open();
+        await finishN(s, 25, 'first');
+        expect(await s.pruneHistory()).toBe(5);
+
+        const peerFinished = await finishN(peer, 3, 'peer');
+        await finishN(s, 2, 'own');
+        const before = counting.records();
+        expect(await s.pruneHistory()).toBe(5);
+        expect(counting.records() - before).toBe(3);
+        const left = new Set((await s.listTasks({ limit: 100 })).tasks.map((t) => t.id));
+        expect(left.size).toBe(20);
+        expect(peerFinished.every((id) => left.has(id))).toBe(true);
+      });
+
+      it('reads again a record that changed since a prune read it', async () => {
+        const s = await open({ historyLimit: 3, pruneEvery: 1000 });
+        const peer = await open();
+        const [oldest] = await finishN(s, 1, 'dependency');
+        await finishN(s, 3, 'newer');
+        const dependent = await s.enqueue('compact', 'dependent', { dependsOn: [oldest!] });
+        // Beyond the limit, but the queued task waits on it.
+        expect(await s.pruneHistory()).toBe(0);
+
+        await h.clock.advance(1000);
+        const claim = await claimOrFail(peer, ['compact']);
+        expect(claim.task.id).toBe(dependent.task.id);
+        await peer.finish(claim, { ok: true, detail: 'ok' });
+        // Done now, it protects nothing: the dependency and the next oldest go.
+        expect(await s.pruneHistory()).toBe(2);
+        expect(await s.getTask(oldest!)).toBeUndefined();
       });
     });
 
