@@ -72,7 +72,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     // Each full sync reads in a child process, whose memory and gRPC channel go when it exits.
     load: childLoader({ entry: ENTRY, kv: kvOptions, probe: kv }),
     // gRPC reports a TLS failure as a bare UNAVAILABLE: the handshake says what is wrong.
-    ...(kvOptions.tls ? { explain: () => diagnoseEtcdTls(kvOptions) } : {}),
+    explain: () => diagnoseEtcdTls(kvOptions),
     endpoints: config.etcd.endpoints,
     onMisconfigured: (reason, err) => {
       logger.fatal({ err, endpoints: config.etcd.endpoints }, `cannot read the fleet state from etcd: ${reason}`);

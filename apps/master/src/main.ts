@@ -174,8 +174,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     random: cryptoRandom,
     logger,
     signal: stop.signal,
-    // gRPC reports a TLS failure as a bare UNAVAILABLE: the handshake says what is wrong.
-    ...(config.etcd.caCert ? { explain: () => etcdKvOptions(config.etcd).then((o) => diagnoseEtcdTls(o)) } : {}),
+    // gRPC reports a TLS failure as a bare UNAVAILABLE: the handshake says what is wrong (it
+    // tries nothing without ETCD_CA_CERT or an https:// endpoint).
+    explain: () => etcdKvOptions(config.etcd).then((o) => diagnoseEtcdTls(o)),
   });
   if (opened.kind === 'stopped') return; // the signal handler exits
   if (opened.kind !== 'open') {

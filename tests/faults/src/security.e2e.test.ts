@@ -471,6 +471,18 @@ const BAD_SETTINGS: readonly BadSetting[] = [
     message: () => TLS_PROBLEM,
   },
   {
+    what: 'an https:// endpoint and no ETCD_CA_CERT, while a private CA signed etcd',
+    apply: (env) => without(env, 'ETCD_CA_CERT', 'ETCD_CLIENT_CERT', 'ETCD_CLIENT_KEY'),
+    kind: 'tls',
+    message: () => /not trusted by the system's CAs.*set ETCD_CA_CERT/,
+  },
+  {
+    what: 'an http:// endpoint beside ETCD_CA_CERT',
+    apply: (env) => ({ ...env, ETCD_ENDPOINTS: (env.ETCD_ENDPOINTS ?? '').replace('https://', 'http://') }),
+    kind: 'config',
+    message: () => /ETCD_ENDPOINTS: 'http:\/\/[^']+' is plain http:\/\/, but ETCD_CA_CERT is set: use https:\/\//,
+  },
+  {
     what: 'a client certificate path that does not exist',
     apply: (env) => ({ ...env, ETCD_CLIENT_CERT: join(pki.dir, 'missing.crt') }),
     kind: 'file',

@@ -1,6 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:tls';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diagnoseEtcdTls, etcdKvOptions } from './etcd.js';
 
@@ -27,6 +31,12 @@ describe('etcdKvOptions', () => {
     );
   });
 
+  it('refuses an http:// endpoint beside ETCD_CA_CERT, which the client would reach over TLS anyway', async () => {
+    await expect(
+      etcdKvOptions({ endpoints: ['https://a:1', 'http://b:2'], caCert: join(dir, 'missing.crt') }),
+    ).rejects.toThrow("ETCD_ENDPOINTS: 'http://b:2' is plain http://, but ETCD_CA_CERT is set: use https://");
+  });
+
   it('refuses a CA file that is not a PEM certificate instead of silently trusting the system CAs', async () => {
     await expect(etcdKvOptions({ endpoints: ['https://a:1'], caCert: join(dir, 'not-pem.crt') })).rejects.toThrow(
       /^ETCD_CA_CERT: '.*not-pem\.crt' is not a PEM certificate$/,
@@ -40,5 +50,37 @@ describe('diagnoseEtcdTls', () => {
     expect(
       await diagnoseEtcdTls({ endpoints: ['https://127.0.0.1:1'], tls: { ca: Buffer.from('') } }, 500),
     ).toBeUndefined();
+  });
+
+  it('says to set ETCD_CA_CERT when an https:// endpoint is signed by a CA the system does not trust', async () => {
+    const key = join(dir, 'self.key');
+    const cert = join(dir, 'self.crt');
+    await promisify(execFile)('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-days',
+      '1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ]);
+    const server = createServer({ key: await readFile(key), cert: await readFile(cert) });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      expect(await diagnoseEtcdTls({ endpoints: [`https://127.0.0.1:${port}`] })).toMatch(
+        new RegExp(
+          `^the certificate of etcd at https://127.0.0.1:${port} is not trusted by the system's CAs \\(.*\\): set ETCD_CA_CERT to the CA that signed it$`,
+        ),
+      );
+    } finally {
+      server.close();
+    }
   });
 });

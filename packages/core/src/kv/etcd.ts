@@ -520,6 +520,11 @@ export async function etcdKvOptions(settings: EtcdConnectionSettings): Promise<E
   };
   const file = async (path: string, setting: string, what: 'certificate' | 'key'): Promise<Buffer> =>
     parse(await read(path, setting), path, setting, what);
+  // Given credentials, the etcd client speaks TLS to every endpoint, whatever its scheme says.
+  const plain = settings.caCert ? settings.endpoints.find((e) => /^http:\/\//i.test(e)) : undefined;
+  if (plain !== undefined) {
+    throw new MaintdError(`ETCD_ENDPOINTS: '${plain}' is plain http://, but ETCD_CA_CERT is set: use https://`);
+  }
   const tls = settings.caCert
     ? {
         ca: await file(settings.caCert, 'ETCD_CA_CERT', 'certificate'),
@@ -545,8 +550,9 @@ export async function etcdKvOptions(settings: EtcdConnectionSettings): Promise<E
  */
 export async function diagnoseEtcdTls(options: EtcdKvOptions, timeoutMs = 3000): Promise<string | undefined> {
   const tls = options.tls;
-  if (!tls) return undefined;
-  for (const endpoint of options.endpoints) {
+  // Without ETCD_CA_CERT only https:// endpoints speak TLS, checked against the system's CAs.
+  const endpoints = tls ? options.endpoints : options.endpoints.filter((e) => /^https:\/\//i.test(e));
+  for (const endpoint of endpoints) {
     let url: URL;
     try {
       url = new URL(endpoint.includes('://') ? endpoint : `https://${endpoint}`);
@@ -561,16 +567,16 @@ export async function diagnoseEtcdTls(options: EtcdKvOptions, timeoutMs = 3000):
         socket = tlsConnect({
           host,
           port,
-          ca: tls.ca,
-          ...(tls.cert ? { cert: tls.cert } : {}),
-          ...(tls.key ? { key: tls.key } : {}),
+          ...(tls ? { ca: tls.ca } : {}),
+          ...(tls?.cert ? { cert: tls.cert } : {}),
+          ...(tls?.key ? { key: tls.key } : {}),
           // An IP address is not a valid SNI name (Node warns); the certificate check still applies.
           ...(isIP(host) ? {} : { servername: host }),
           ALPNProtocols: ['http/1.1'],
         });
       } catch (err) {
         // Unusable PEM content fails before any connection.
-        resolve(describeTlsError(endpoint, err as NodeJS.ErrnoException));
+        resolve(describeTlsError(endpoint, err as NodeJS.ErrnoException, tls !== undefined));
         return;
       }
       const s = socket;
@@ -578,7 +584,7 @@ export async function diagnoseEtcdTls(options: EtcdKvOptions, timeoutMs = 3000):
         s.write(`GET /version HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
       });
       s.once('data', () => resolve(undefined));
-      s.once('error', (err: NodeJS.ErrnoException) => resolve(describeTlsError(endpoint, err)));
+      s.once('error', (err: NodeJS.ErrnoException) => resolve(describeTlsError(endpoint, err, tls !== undefined)));
     });
     // An endpoint that never answers says nothing about TLS.
     const reason = await withWallClockBound(probe, timeoutMs, () => new Error('no answer')).catch(() => undefined);
@@ -588,7 +594,7 @@ export async function diagnoseEtcdTls(options: EtcdKvOptions, timeoutMs = 3000):
   return undefined;
 }
 
-function describeTlsError(endpoint: string, err: NodeJS.ErrnoException): string | undefined {
+function describeTlsError(endpoint: string, err: NodeJS.ErrnoException, caSet: boolean): string | undefined {
   const code = err.code ?? '';
   const text = `${code ? `${code}: ` : ''}${err.message}`;
   if (['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOTFOUND'].includes(code)) return undefined;
@@ -601,7 +607,9 @@ function describeTlsError(endpoint: string, err: NodeJS.ErrnoException): string 
   )
     return `etcd at ${endpoint} rejected the client certificate; check ETCD_CLIENT_CERT and ETCD_CLIENT_KEY (${text})`;
   if (/CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code))
-    return `the certificate of etcd at ${endpoint} is not trusted by ETCD_CA_CERT (${text})`;
+    return caSet
+      ? `the certificate of etcd at ${endpoint} is not trusted by ETCD_CA_CERT (${text})`
+      : `the certificate of etcd at ${endpoint} is not trusted by the system's CAs (${text}): set ETCD_CA_CERT to the CA that signed it`;
   if (/PEM|key values mismatch|NO_START_LINE|bad decrypt/i.test(err.message))
     return `cannot use the TLS files for etcd (${text}); check ETCD_CA_CERT, ETCD_CLIENT_CERT and ETCD_CLIENT_KEY`;
   return `TLS with etcd at ${endpoint} failed: ${text}`;
