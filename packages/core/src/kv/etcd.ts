@@ -3,6 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import {
+  type CircuitBreakerPolicy,
+  CircuitState,
   ConsecutiveBreaker,
   ExponentialBackoff,
   circuitBreaker,
@@ -84,6 +86,7 @@ export class EtcdKv implements Kv {
    * a watch refused for its token replaces this client. Created at the first watch.
    */
   #watchClient: Etcd3 | undefined;
+  readonly #closedWatchClients = new WeakSet<Etcd3>();
   readonly #leases = new Set<{ release(): void }>();
   /** Live watches, with their client and how to tell their owners they are gone. */
   readonly #watchers = new Map<Watcher, { readonly client: Etcd3; readonly lose: (err: Error) => void }>();
@@ -121,10 +124,12 @@ export class EtcdKv implements Kv {
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: wallClockDeadline(callTimeoutMs) }),
       faultHandling: {
         host: () =>
-          circuitBreaker(handleWhen(isRecoverableError), {
-            halfOpenAfter,
-            breaker: new ConsecutiveBreaker(3),
-          }),
+          halfOpenPassThrough(
+            circuitBreaker(handleWhen(isRecoverableError), {
+              halfOpenAfter,
+              breaker: new ConsecutiveBreaker(3),
+            }),
+          ),
         // Retry only when the request cannot have reached etcd: a retried deadline could apply a
         // write twice, and a retried CAS would misreport its own success as a conflict.
         global: retry(
@@ -267,9 +272,23 @@ export class EtcdKv implements Kv {
     const client = (this.#watchClient ??= new Etcd3(this.#config));
     let builder = client.watch().prefix(prefix);
     if (options.fromRevision !== undefined) builder = builder.startRevision(String(options.fromRevision));
-    const watcher = await this.#call(() => builder.create());
+    let watcher: Watcher;
+    try {
+      watcher = await this.#call(() => builder.create());
+    } catch (err) {
+      // A create that never answered may be stuck behind one etcd refused (etcd3 creates a
+      // stream's watches one at a time): the next attempt must not queue behind it too.
+      if (/no answer within/.test((err as Error).message)) {
+        this.#replaceWatchClient(client, new StoreUnavailableError('watch lost: its etcd client stopped answering'));
+      }
+      throw err;
+    }
     let closed = false;
+    // A lost watch has nothing left to cancel: etcd ended it, or its client is closed. etcd3 would
+    // wait for a cancel's answer that never comes, and its owner's close() with it (a call timeout).
+    let lost = false;
     const lose = (err: Error): void => {
+      lost = true;
       this.#watchers.delete(watcher);
       if (closed) return;
       closed = true;
@@ -290,32 +309,40 @@ export class EtcdKv implements Kv {
       // etcd cancels a watch on a compacted revision with an empty reason (3.4), or says so (3.5+);
       // etcd3 surfaces only the reason text.
       const compact = /compacted/i.test(err.message) || /^Watcher canceled:\s*$/.test(err.message);
+      const refused = /invalid auth token/i.test(err.message);
+      // Before the owner hears of it: an owner that watches again at once must get a new client.
+      if (refused && this.#watchClient === client) this.#watchClient = undefined;
       lose(
         compact
           ? new WatchCompactedError(`watch on '${prefix}' failed: ${err.message}`, { cause: err })
           : new StoreUnavailableError(`watch on '${prefix}' failed: ${cleanGrpcMessage(err.message)}`, { cause: err }),
       );
-      if (/invalid auth token/i.test(err.message)) this.#replaceWatchClient(client);
+      if (refused) this.#replaceWatchClient(client, staleToken());
+    });
+    // A stream etcd refuses for its token may only keep failing: etcd3 retries it with that token.
+    watcher.on('disconnected', (err: Error | undefined) => {
+      if (err !== undefined && /invalid auth token/i.test(err.message)) this.#replaceWatchClient(client, staleToken());
     });
     return {
       close: async () => {
         closed = true;
         this.#watchers.delete(watcher);
-        await this.#cancel(watcher);
+        if (!lost) await this.#cancel(watcher);
       },
     };
   }
 
   /**
-   * Drops a watch client whose stream etcd refuses for its token, telling the owners of its other
-   * watches they are gone: etcd3 re-creates a stream's watches one at a time, and the first one
-   * refused leaves the rest waiting for good, delivering nothing and reporting nothing. Their
-   * owners watch again, on a new client with a fresh token.
+   * Drops a watch client whose stream etcd refuses for its token (or whose watch creation went
+   * unanswered), telling the owners of its watches they are gone: etcd3 re-creates a stream's
+   * watches one at a time, and the first one refused leaves the rest waiting for good, delivering
+   * nothing and reporting nothing. Their owners watch again, on a new client with a fresh token.
    */
-  #replaceWatchClient(stale: Etcd3): void {
+  #replaceWatchClient(stale: Etcd3, lost: Error): void {
     if (this.#watchClient === stale) this.#watchClient = undefined;
-    const lost = new StoreUnavailableError("watch lost: etcd no longer honours the client's auth token");
     for (const [, w] of this.#watchers) if (w.client === stale) w.lose(lost);
+    if (this.#closedWatchClients.has(stale)) return;
+    this.#closedWatchClients.add(stale);
     stale.close();
   }
 
@@ -378,6 +405,31 @@ export class EtcdKv implements Kv {
   }
 }
 
+/** Why the watches end of a client whose auth token etcd no longer takes. */
+function staleToken(): StoreUnavailableError {
+  return new StoreUnavailableError("watch lost: etcd no longer honours the client's auth token");
+}
+
+/**
+ * An endpoint's circuit breaker that lets calls through while its half-open trial runs, instead
+ * of making them wait for the trial: etcd3 retries a call refused for a stale auth token from
+ * inside that call, so a trial refused that way (the first call after etcd restarted, with auth
+ * on) waited for itself, and every call after it for that trial, until the process restarted.
+ */
+function halfOpenPassThrough(breaker: CircuitBreakerPolicy): CircuitBreakerPolicy {
+  const execute: CircuitBreakerPolicy['execute'] = (fn, signal) =>
+    breaker.state === CircuitState.HalfOpen
+      ? Promise.resolve().then(() => fn({ signal: signal ?? new AbortController().signal }))
+      : breaker.execute(fn, signal);
+  return new Proxy(breaker, {
+    get(target, prop) {
+      if (prop === 'execute') return execute;
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 /** How long past its deadline a call may take before the overall bound answers instead. */
 const CALL_BOUND_SLACK_MS = 250;
 
@@ -388,8 +440,16 @@ function mapError(err: unknown): Error {
   if (err instanceof EtcdLeaseInvalidError || /lease not found/i.test(e.message)) {
     return new LeaseNotFoundError(e.message, { cause: err });
   }
-  if (err instanceof EtcdAuthenticationFailedError || err instanceof EtcdPermissionDeniedError) {
+  if (err instanceof EtcdAuthenticationFailedError) {
     return new StoreAccessDeniedError(`etcd refused the credentials: ${cleanGrpcMessage(e.message)}`, { cause: err });
+  }
+  // The credentials were accepted: the user's roles do not grant the keys. Every key maintd
+  // touches lies under its prefix, and session leases need no permission.
+  if (err instanceof EtcdPermissionDeniedError) {
+    return new StoreAccessDeniedError(
+      `etcd denied access to the keys under the prefix: ${cleanGrpcMessage(e.message)} (check that the etcd role of ETCD_USERNAME covers ETCD_PREFIX)`,
+      { cause: err },
+    );
   }
   if (
     isBrokenCircuitError(err) ||
