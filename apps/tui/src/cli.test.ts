@@ -63,6 +63,9 @@ describe('parseCli', () => {
     expect(text).toContain("Overrides the fleet guard (TASK_COOLDOWN_MAX_PERCENT) of the Overview's gauge.");
     expect(text).toContain('GET /api/v1/scheduler/policy');
     expect(text).toContain('p park (with a reason), u release');
+    // Every action key of the key map (state/ui.ts), so --readonly says all it disables.
+    expect(text).toContain('Disable actions (r, x, c, p, u).');
+    expect(text).toContain('x compact (Stores)');
   });
 
   it('documents every option in the shared help layout', () => {

@@ -42,11 +42,11 @@ export const USAGE = formatHelp({
           term: '--token=<token>',
           tags: ['env MAINTD_TOKEN', 'default: unset', 'secret'],
           description: [
-            "The master's MASTER_API_TOKEN, needed for actions from another host.",
+            "The master's MASTER_API_TOKEN; once it is set, every action needs it.",
             'Prefer the variable: flags show in ps.',
           ],
         },
-        { term: '--readonly', description: 'Disable actions (r, x, c).' },
+        { term: '--readonly', description: 'Disable actions (r, x, c, p, u).' },
         {
           term: '--refresh=<duration>',
           tags: ['default: 2s'],
@@ -70,8 +70,8 @@ export const USAGE = formatHelp({
       title: 'Keys',
       lines: [
         '1-5/Tab views, j/k move, / filter, s sort, Enter detail, Space mark,',
-        'r run now, c reset cooldown, p park (with a reason), u release, ? help,',
-        'q quit. NO_COLOR disables colour.',
+        'r run now, x compact (Stores), c reset cooldown, p park (with a reason),',
+        'u release, ? help, q quit. NO_COLOR disables colour.',
       ],
     },
   ],

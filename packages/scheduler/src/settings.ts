@@ -131,7 +131,8 @@ const shape = {
     description: 'Slots of the merge-wal pool; 0 = no separate pool, the general pool claims every kind.',
   }),
   TASK_MAX_ATTEMPTS: setting(wholeNumber(1), String(DEFAULT_STORE_OPTIONS.maxAttempts), {
-    description: 'Attempts before a task is given up as failed.',
+    description:
+      'Times a task orphaned mid-run (its master died or lost its session) is requeued before it is failed; a failed run is not retried.',
   }),
   TASK_HISTORY_LIMIT: setting(wholeNumber(1), String(DEFAULT_STORE_OPTIONS.historyLimit), {
     description: 'Finished tasks kept in history.',

@@ -26,7 +26,7 @@ export class ConnectionError extends Error {
 export interface ClientOptions {
   /** Base URL, e.g. `http://127.0.0.1:8090`. */
   readonly url: string;
-  /** MASTER_API_TOKEN, sent as a bearer token (needed for actions from non-loopback hosts). */
+  /** MASTER_API_TOKEN, sent as a bearer token: once the master sets one, every action needs it. */
   readonly token?: string | undefined;
   /** Per-request deadline: a slow master costs at most this, never a frozen screen. */
   readonly timeoutMs: number;
