@@ -1080,6 +1080,7 @@ const LIST_PATHS = [
   '/api/v1/scheduler/cooldowns?all=true',
   '/api/v1/stores',
   '/api/v1/masters',
+  '/api/v1/workers',
 ];
 
 /** Valid requests that need etcd, on every route that reads or writes it. */

@@ -795,6 +795,7 @@ describe('lists while etcd is unreachable', () => {
     '/api/v1/scheduler/cooldowns?limit=5&state=below&sort=failures',
     '/api/v1/stores',
     '/api/v1/masters',
+    '/api/v1/workers',
   ];
 
   it('answers 503, never a cached copy, on every list, though the event watch still looks live', async () => {

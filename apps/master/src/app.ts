@@ -65,7 +65,8 @@ export interface AppDeps {
   readonly metrics: Metrics;
   /** MASTER_API_TOKEN; unset = only loopback clients may mutate. */
   readonly apiToken: string | undefined;
-  readonly workers?: () => readonly WorkerStatus[];
+  /** The configured workers with the fleet's latest scan of each (a store read). */
+  readonly workers?: () => Promise<readonly WorkerStatus[]>;
   readonly events?: EventHub;
   /** The cooldown policy this master runs (its `TASK_COOLDOWN_*` settings); default the store's. */
   readonly policy?: CooldownPolicy;
@@ -306,7 +307,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
   app.openapi(mastersRoute, async (c) => c.json({ masters: await store.listMasters() }, 200));
 
-  app.openapi(workersRoute, (c) => c.json({ workers: [...(deps.workers?.() ?? [])] }, 200));
+  app.openapi(workersRoute, async (c) => c.json({ workers: [...((await deps.workers?.()) ?? [])] }, 200));
 
   app.openapi(eventsRoute, (c) => {
     // Hono answers HEAD with the GET handler and drops the body unread: a stream would never

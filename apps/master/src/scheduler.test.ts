@@ -62,6 +62,14 @@ describe('Scheduler', () => {
       [a.url, true],
       [b.url, false],
     ]);
+    // The scan ran on one master; another, which never scanned, answers the same.
+    const peer = track(
+      await openMaster(endpoints, new FakeClock(), {
+        etcd: { prefix: m.config.etcd.prefix },
+        workers: { endpoints: [a.url, b.url] },
+      }),
+    );
+    expect(await (await peer.request('/api/v1/workers')).json()).toEqual(workers);
   });
 
   it('cools a failing store down, skips it in sweeps, still runs manual requests, and clears on success', async () => {

@@ -56,6 +56,8 @@ export {
   TaskSourceSchema,
   type TaskState,
   TaskStateSchema,
+  type WorkerScan,
+  WorkerScanSchema,
   encodeCooldown,
   encodePark,
   encodeTask,

@@ -61,6 +61,10 @@ export interface Keys {
   stats(target: string): string;
   /** `P/stats/`. */
   readonly statsPrefix: string;
+  /** `P/workers/<hex>` (hex of the endpoint's UTF-8 bytes): the worker's latest stats-scan result. */
+  worker(endpoint: string): string;
+  /** `P/workers/`. */
+  readonly workersPrefix: string;
   /** `P/masters/<id>`: a live master’s registration, on its session lease. */
   master(id: string): string;
   /** `P/masters/`. */
@@ -97,6 +101,9 @@ export function keysFor(prefix = DEFAULT_PREFIX): Keys {
     parkedPrefix: (kind) => (kind ? `${p}/parked/${kind}/` : `${p}/parked/`),
     stats: (target) => `${p}/stats/${targetHex(target)}`,
     statsPrefix: `${p}/stats/`,
+    // Hex like a target: an endpoint is a URL, whose slashes must not nest keys.
+    worker: (endpoint) => `${p}/workers/${targetHex(endpoint)}`,
+    workersPrefix: `${p}/workers/`,
     master: (id) => `${p}/masters/${id}`,
     mastersPrefix: `${p}/masters/`,
     lock: (name) => `${p}/locks/${name}`,

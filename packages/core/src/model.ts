@@ -186,6 +186,27 @@ export const StoreStatsSchema = z
 /** A store's backlog as last scanned from the workers. */
 export type StoreStats = z.infer<typeof StoreStatsSchema>;
 
+/** Schema of one worker's latest stats-scan result at `P/workers/<hex of endpoint>`. */
+export const WorkerScanSchema = z
+  .object({
+    endpoint: z.string().min(1).describe('Base URL of the worker, as configured in `WORKER_ENDPOINTS`'),
+    ok: z.boolean().describe('Whether the worker answered the latest scan'),
+    error: z.string().nullable().describe('Why the latest scan of this worker failed; null when it answered'),
+    last_scan_at: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe('When the latest scan asked the worker, in milliseconds since the Unix epoch'),
+    stores: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe('Stores the worker reported in its latest successful scan (a count)'),
+  })
+  .describe("A worker's latest stats-scan result, as the master that ran the scan recorded it for every master.");
+/** One worker's latest stats-scan result, shared by every master. */
+export type WorkerScan = z.infer<typeof WorkerScanSchema>;
+
 /** Schema of a live master's registration at `P/masters/<id>`. */
 export const MasterInfoSchema = z
   .object({

@@ -12,6 +12,7 @@ import type {
   TaskKind,
   TaskRecord,
   TaskSource,
+  WorkerScan,
 } from './model.js';
 import { type Random, cryptoRandom } from './random.js';
 import { DEFAULT_SESSION_TTL_SECS, Session, type SessionEvent } from './session.js';
@@ -31,6 +32,7 @@ import {
 import { KnownRecords, LocalClaims } from './store/local-state.js';
 import { type ParkOptions, ParkStore } from './store/park-store.js';
 import { StatsStore } from './store/stats.js';
+import { WorkerScans } from './store/worker-scans.js';
 
 export type { Claim } from './store/claimer.js';
 export type { CooldownRead, RecordFailureResult } from './store/cooldown-store.js';
@@ -106,6 +108,7 @@ export class TaskStore {
   readonly #cooldowns: CooldownStore;
   readonly #parks: ParkStore;
   readonly #stats: StatsStore;
+  readonly #workerScans: WorkerScans;
   readonly #coordination: Coordination;
 
   private constructor(o: TaskStoreOptions, keys: Keys, session: Session, clock: Clock) {
@@ -136,6 +139,7 @@ export class TaskStore {
       (name) => this.#coordination.tryLock(name),
     );
     this.#stats = new StatsStore(ctx);
+    this.#workerScans = new WorkerScans(ctx);
     this.#parks = new ParkStore(ctx);
     this.#cooldowns = new CooldownStore(ctx, this.policy, this.#parks);
     this.#queue = new QueueMirror(keys.queuePrefix());
@@ -376,6 +380,26 @@ export class TaskStore {
    */
   activeTargets(kind: TaskKind): Promise<Set<string>> {
     return this.#stats.activeTargets(kind);
+  }
+
+  // ---------------------------------------------------------------- workers
+
+  /**
+   * Records the latest stats-scan result of each given worker, replacing its previous one,
+   * batched within etcd's per-transaction operation limit. Every record is validated before any
+   * is written; of two records of one endpoint, the later wins. Workers not given keep their
+   * previous record.
+   */
+  putWorkerScans(scans: readonly WorkerScan[]): Promise<void> {
+    return this.#workerScans.putWorkerScans(scans);
+  }
+
+  /**
+   * Every worker's latest recorded scan result, in key order, from one prefix read: whichever
+   * master ran the scan, every master reads the same. Includes workers no longer configured.
+   */
+  listWorkerScans(): Promise<WorkerScan[]> {
+    return this.#workerScans.listWorkerScans();
   }
 
   // ---------------------------------------------------------------- coordination

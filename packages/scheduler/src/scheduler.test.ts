@@ -176,3 +176,73 @@ describe('Scheduler queue watch', () => {
     }
   });
 });
+
+describe('Scheduler worker status', () => {
+  const cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanup.splice(0).reverse()) await c();
+  });
+
+  /** Two masters on one store and prefix, each with its own worker list; neither started. */
+  async function twoMasters(
+    scannerEndpoints: readonly string[],
+    peerEndpoints: readonly string[],
+  ): Promise<{ scanner: TestScheduler; peer: TestScheduler; clock: FakeClock }> {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const kv = new MemoryKv({ clock });
+    cleanup.push(() => kv.close());
+    const scanner = await openScheduler(kv, clock, { workers: { endpoints: scannerEndpoints } });
+    cleanup.push(() => scanner.close());
+    const peer = await openScheduler(kv, clock, {
+      etcd: { prefix: scanner.config.etcd.prefix },
+      workers: { endpoints: peerEndpoints },
+    });
+    cleanup.push(() => peer.close());
+    return { scanner, peer, clock };
+  }
+
+  const fleetOf = async (stores: Parameters<typeof startFleetStub>[0]): Promise<FleetStub> => {
+    const fleet = await startFleetStub(stores);
+    cleanup.push(() => fleet.close());
+    return fleet;
+  };
+
+  it('answers the latest scan on a master that never ran one, and nulls for a worker never scanned', async () => {
+    const a = await fleetOf({ s1: {}, s2: {} });
+    const b = await fleetOf({ s2: {}, s3: {} });
+    const unscanned = 'http://127.0.0.1:9';
+    const { scanner, peer, clock } = await twoMasters([a.url, b.url], [a.url, b.url, unscanned]);
+    const never = (endpoint: string) => ({ endpoint, ok: null, error: null, last_scan_at: null, stores: 0 });
+    expect(await peer.scheduler.workerStatus()).toEqual([never(a.url), never(b.url), never(unscanned)]);
+
+    await scanner.scheduler.scanOnce();
+    const at = clock.now();
+    expect(await peer.scheduler.workerStatus()).toEqual([
+      { endpoint: a.url, ok: true, error: null, last_scan_at: at, stores: 2 },
+      { endpoint: b.url, ok: true, error: null, last_scan_at: at, stores: 2 },
+      never(unscanned),
+    ]);
+  });
+
+  it('keeps the store count a failed worker last reported, though another master scanned it before', async () => {
+    const a = await fleetOf({ s1: {} });
+    const b = await fleetOf({ s2: {}, s3: {}, s4: {} });
+    const { scanner, peer, clock } = await twoMasters([a.url, b.url], [a.url, b.url]);
+    await scanner.scheduler.scanOnce();
+    await b.close();
+    await clock.advance(60_000);
+    await peer.scheduler.scanOnce();
+    const [first, second] = await scanner.scheduler.workerStatus();
+    expect(first).toEqual({ endpoint: a.url, ok: true, error: null, last_scan_at: clock.now(), stores: 1 });
+    expect(second).toMatchObject({ endpoint: b.url, ok: false, last_scan_at: clock.now(), stores: 3 });
+    expect(second?.error).toEqual(expect.stringContaining(b.url));
+  });
+
+  it('leaves out a worker this master no longer has configured', async () => {
+    const a = await fleetOf({ s1: {} });
+    const b = await fleetOf({ s2: {} });
+    const { scanner, peer } = await twoMasters([a.url, b.url], [a.url]);
+    await scanner.scheduler.scanOnce();
+    expect((await peer.scheduler.workerStatus()).map((w) => w.endpoint)).toEqual([a.url]);
+  });
+});

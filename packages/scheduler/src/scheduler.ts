@@ -11,6 +11,7 @@ import {
   isParked,
   type TaskOutcome,
   type TaskStore,
+  type WorkerScan,
   whenAborted,
 } from '@maintd/core';
 import { setMaxListeners } from 'node:events';
@@ -34,7 +35,10 @@ export interface SchedulerDeps {
   readonly fetch?: typeof fetch;
 }
 
-/** The last stats scan as one worker saw it, for `GET /workers`. */
+/**
+ * A configured worker with the fleet's latest stats scan of it, for `GET /workers`: the same on
+ * every master, whichever ran the scan. `ok` and `last_scan_at` are null before its first scan.
+ */
 export interface WorkerStatus {
   readonly endpoint: string;
   readonly ok: boolean | null;
@@ -93,7 +97,6 @@ export class Scheduler {
   /** Aborts executors still running when the shutdown grace runs out. */
   readonly #abandon = new AbortController();
   readonly #loops: Promise<void>[] = [];
-  readonly #workers = new Map<string, WorkerStatus>();
   #queueWatch: { close(): Promise<void> } | undefined;
   #started = false;
   /** Periodic jobs (scan, sweeps) between waking up and finishing, this process. */
@@ -112,9 +115,6 @@ export class Scheduler {
       mergeWalConcurrency > 0
         ? [pool('general', of('general'), taskConcurrency), pool('merge', of('merge'), mergeWalConcurrency)]
         : [pool('general', KIND_NAMES, taskConcurrency)];
-    for (const endpoint of deps.config.workers.endpoints) {
-      this.#workers.set(endpoint, { endpoint, ok: null, error: null, last_scan_at: null, stores: 0 });
-    }
   }
 
   /** Starts every loop. */
@@ -168,9 +168,16 @@ export class Scheduler {
     return this.#pools.reduce((n, p) => n + p.running.size, 0);
   }
 
-  /** Worker endpoints with their last scan result. */
-  workerStatus(): WorkerStatus[] {
-    return [...this.#workers.values()];
+  /**
+   * The configured worker endpoints with their latest scan result, from one store read: the scan
+   * runs on one master per interval, so its result is read from the store, not kept here. A
+   * worker dropped from this master's configuration is left out though its record remains.
+   */
+  async workerStatus(): Promise<WorkerStatus[]> {
+    const scans = new Map((await this.#d.store.listWorkerScans()).map((w) => [w.endpoint, w]));
+    return [...new Set(this.#d.config.workers.endpoints)].map(
+      (endpoint) => scans.get(endpoint) ?? { endpoint, ok: null, error: null, last_scan_at: null, stores: 0 },
+    );
   }
 
   /** Pool sizes, for the master's registration. */
@@ -179,8 +186,9 @@ export class Scheduler {
   }
 
   /**
-   * Scans every worker's stores and writes the changed stats rows. Rows of stores no worker
-   * reports are deleted only when every worker answered: a partial scan never erases the fleet.
+   * Scans every worker's stores and writes the changed stats rows and each worker's result. Rows
+   * of stores no worker reports are deleted only when every worker answered: a partial scan
+   * never erases the fleet.
    */
   async scanOnce(): Promise<ScanSummary> {
     const { config, store, clock, logger } = this.#d;
@@ -192,20 +200,21 @@ export class Scheduler {
       ...(this.#d.fetch ? { fetch: this.#d.fetch } : {}),
     });
     const now = clock.now();
+    // A worker that did not answer keeps the store count it last reported, which only a
+    // previous scan (likely another master's) knows: read those only when some worker failed.
+    const previous =
+      result.failed.length > 0
+        ? new Map((await store.listWorkerScans()).map((w) => [w.endpoint, w]))
+        : new Map<string, WorkerScan>();
+    const scans: WorkerScan[] = [];
     for (const endpoint of result.answered) {
       let stores = 0;
       for (const row of result.rows.values()) if (row.owners.includes(endpoint)) stores++;
-      this.#workers.set(endpoint, { endpoint, ok: true, error: null, last_scan_at: now, stores });
+      scans.push({ endpoint, ok: true, error: null, last_scan_at: now, stores });
     }
     for (const f of result.failed) {
-      const prev = this.#workers.get(f.endpoint);
-      this.#workers.set(f.endpoint, {
-        endpoint: f.endpoint,
-        ok: false,
-        error: f.error,
-        last_scan_at: now,
-        stores: prev?.stores ?? 0,
-      });
+      const stores = previous.get(f.endpoint)?.stores ?? 0;
+      scans.push({ endpoint: f.endpoint, ok: false, error: f.error, last_scan_at: now, stores });
     }
     const existing = new Map((await store.listStats()).map((r) => [r.name, r]));
     const changed: StoreStats[] = [];
@@ -216,6 +225,7 @@ export class Scheduler {
     await store.putStats(changed);
     const gone = result.complete ? [...existing.keys()].filter((name) => !result.rows.has(name)) : [];
     const deleted = gone.length > 0 ? await store.deleteStats(gone) : 0;
+    await store.putWorkerScans(scans);
     if (result.failed.length > 0) {
       logger.warn({ failed: result.failed }, 'stats scan: some workers did not answer; keeping their stores');
     }

@@ -165,7 +165,7 @@ export interface paths {
     };
     /**
      * List worker endpoints
-     * @description The configured worker endpoints (`WORKER_ENDPOINTS`) with the result of this master's latest stats scan of each. Only the master that ran a scan has its result: a scan runs on one master per interval, fleet-wide. Needs no store read.
+     * @description The configured worker endpoints (`WORKER_ENDPOINTS` of the master asked) with the result of the latest stats scan of each, from the store: a scan runs on one master per interval fleet-wide, and every master answers with its result. Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
      */
     get: operations['listWorkers'];
     put?: never;
@@ -502,11 +502,11 @@ export interface components {
     Worker: {
       /** @description Base URL of the worker */
       endpoint: string;
-      /** @description Whether the worker answered this master's latest scan; null before the first scan */
+      /** @description Whether the worker answered the latest scan; null before its first scan */
       ok: boolean | null;
       /** @description Why the latest scan of this worker failed; null when it answered */
       error: string | null;
-      /** @description When this master last scanned the worker, in milliseconds since the Unix epoch; null before the first scan */
+      /** @description When the latest scan asked the worker, in milliseconds since the Unix epoch; null before its first scan */
       last_scan_at: number | null;
       /** @description Stores the worker reported in its latest successful scan (a count) */
       stores: number;
@@ -1227,6 +1227,24 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['WorkerList'];
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
         };
       };
     };

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { CorruptRecordError, ValidationError } from '../errors.js';
 import type { KeyValue } from '../kv/port.js';
-import type { StoreStats, SweepMark, TaskRecord } from '../model.js';
+import type { StoreStats, SweepMark, TaskRecord, WorkerScan } from '../model.js';
 
 /**
  * Parses a stored record. Every read of a record goes through here, so that a record another
@@ -32,6 +32,17 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, field
 /** Encodes a validated stats row (its fields in schema order, as parsing leaves them). */
 export function encodeStats(row: StoreStats): string {
   return JSON.stringify(row);
+}
+
+/** Encodes a worker's scan result with a fixed field order. */
+export function encodeWorkerScan(w: WorkerScan): string {
+  return JSON.stringify({
+    endpoint: w.endpoint,
+    ok: w.ok,
+    error: w.error,
+    last_scan_at: w.last_scan_at,
+    stores: w.stores,
+  });
 }
 
 /** Encodes the last-run marker of a periodic job. */

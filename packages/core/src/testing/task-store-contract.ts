@@ -720,6 +720,49 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
       });
     });
 
+    describe('workers', () => {
+      const scanOf = (endpoint: string, at: number, stores: number) => ({
+        endpoint,
+        ok: true,
+        error: null,
+        last_scan_at: at,
+        stores,
+      });
+
+      it('keeps the last scan of each worker for every master to read', async () => {
+        const scanner = await open();
+        const peer = await open();
+        expect(await peer.listWorkerScans()).toEqual([]);
+        await scanner.putWorkerScans([scanOf('http://w1:7000', 1, 3), scanOf('http://w2:7000/', 1, 2)]);
+        const down = {
+          endpoint: 'http://w2:7000/',
+          ok: false,
+          error: 'http://w2:7000/: refused',
+          last_scan_at: 2,
+          stores: 2,
+        };
+        await scanner.putWorkerScans([down]);
+        expect(await peer.listWorkerScans()).toEqual([scanOf('http://w1:7000', 1, 3), down]);
+      });
+
+      it('writes a scan of more workers than one transaction holds, and none of a scan with an invalid record', async () => {
+        const s = await open();
+        const scans = Array.from({ length: 250 }, (_, i) => scanOf(`http://w${String(i).padStart(3, '0')}`, 5, i));
+        await s.putWorkerScans(scans);
+        expect(await s.listWorkerScans()).toEqual(scans);
+        await expect(
+          s.putWorkerScans([scanOf('http://fresh', 6, 1), { ...scanOf('http://bad', 6, 1), stores: -1 }]),
+        ).rejects.toMatchObject({ field: 'workers[1].stores' });
+        expect((await s.listWorkerScans()).map((w) => w.endpoint)).not.toContain('http://fresh');
+      });
+
+      it('keeps the later of two records of one worker given in one write', async () => {
+        const s = await open();
+        await s.putWorkerScans([scanOf('http://w1', 1, 1), scanOf('http://w1', 2, 7)]);
+        expect(await s.listWorkerScans()).toEqual([scanOf('http://w1', 2, 7)]);
+      });
+    });
+
     describe('parks', () => {
       it('parks a target with who, when and why, lists it, and releases it', async () => {
         const s = await open();

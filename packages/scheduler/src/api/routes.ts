@@ -607,8 +607,7 @@ export const workersRoute = createRoute({
   operationId: 'listWorkers',
   tags: ['fleet'],
   summary: 'List worker endpoints',
-  description:
-    "The configured worker endpoints (`WORKER_ENDPOINTS`) with the result of this master's latest stats scan of each. Only the master that ran a scan has its result: a scan runs on one master per interval, fleet-wide. Needs no store read.",
+  description: `The configured worker endpoints (\`WORKER_ENDPOINTS\` of the master asked) with the result of the latest stats scan of each, from the store: a scan runs on one master per interval fleet-wide, and every master answers with its result. ${LIST_RULE}`,
   security: OPEN,
   responses: {
     200: json(
@@ -622,7 +621,7 @@ export const workersRoute = createRoute({
                   ok: z
                     .boolean()
                     .nullable()
-                    .describe("Whether the worker answered this master's latest scan; null before the first scan"),
+                    .describe('Whether the worker answered the latest scan; null before its first scan'),
                   error: z
                     .string()
                     .nullable()
@@ -631,7 +630,7 @@ export const workersRoute = createRoute({
                     .number()
                     .nullable()
                     .describe(
-                      'When this master last scanned the worker, in milliseconds since the Unix epoch; null before the first scan',
+                      'When the latest scan asked the worker, in milliseconds since the Unix epoch; null before its first scan',
                     ),
                   stores: Count.describe('Stores the worker reported in its latest successful scan (a count)'),
                 })
@@ -642,6 +641,7 @@ export const workersRoute = createRoute({
         .openapi('WorkerList', { description: 'The worker endpoints' }),
       'Workers',
     ),
+    ...errors,
   },
 });
 

@@ -1,0 +1,43 @@
+import { type WorkerScan, WorkerScanSchema } from '../model.js';
+import { decode, encodeWorkerScan, parseInput } from './codec.js';
+import type { StoreContext } from './context.js';
+import { scan } from './scan.js';
+
+// Within etcd's 128 operations per transaction.
+const BATCH = 100;
+
+/**
+ * Each worker's latest stats-scan result. A scan runs on one master per interval fleet-wide,
+ * so its result lives in the store, where every master's `GET /workers` reads it.
+ */
+export class WorkerScans {
+  readonly #ctx: StoreContext;
+
+  constructor(ctx: StoreContext) {
+    this.#ctx = ctx;
+  }
+
+  async putWorkerScans(scans: readonly WorkerScan[]): Promise<void> {
+    const { kv, keys } = this.#ctx;
+    // Validate every record before writing any, so a bad one leaves no partial scan behind.
+    const valid = scans.map((w, i) => parseInput(WorkerScanSchema, w, `workers[${i}]`));
+    // etcd refuses a transaction that puts one key twice: the later record of an endpoint wins.
+    const byEndpoint = [...new Map(valid.map((w) => [w.endpoint, w])).values()];
+    for (let i = 0; i < byEndpoint.length; i += BATCH) {
+      await kv.txn(
+        [],
+        byEndpoint
+          .slice(i, i + BATCH)
+          .map((w) => ({ type: 'put' as const, key: keys.worker(w.endpoint), value: encodeWorkerScan(w) })),
+      );
+    }
+  }
+
+  async listWorkerScans(): Promise<WorkerScan[]> {
+    const out: WorkerScan[] = [];
+    for await (const found of scan(this.#ctx.kv, this.#ctx.keys.workersPrefix)) {
+      out.push(decode(WorkerScanSchema, found));
+    }
+    return out;
+  }
+}
