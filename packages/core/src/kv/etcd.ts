@@ -86,7 +86,6 @@ export class EtcdKv implements Kv {
    * a watch refused for its token replaces this client. Created at the first watch.
    */
   #watchClient: Etcd3 | undefined;
-  readonly #closedWatchClients = new WeakSet<Etcd3>();
   readonly #leases = new Set<{ release(): void }>();
   /** Live watches, with their client and how to tell their owners they are gone. */
   readonly #watchers = new Map<Watcher, { readonly client: Etcd3; readonly lose: (err: Error) => void }>();
@@ -341,8 +340,7 @@ export class EtcdKv implements Kv {
   #replaceWatchClient(stale: Etcd3, lost: Error): void {
     if (this.#watchClient === stale) this.#watchClient = undefined;
     for (const [, w] of this.#watchers) if (w.client === stale) w.lose(lost);
-    if (this.#closedWatchClients.has(stale)) return;
-    this.#closedWatchClients.add(stale);
+    // Idempotent: every watch of a stale client may report it.
     stale.close();
   }
 

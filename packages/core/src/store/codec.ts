@@ -34,15 +34,9 @@ export function encodeStats(row: StoreStats): string {
   return JSON.stringify(row);
 }
 
-/** Encodes a worker's scan result with a fixed field order. */
+/** Encodes a validated worker scan result (its fields in schema order, as parsing leaves them). */
 export function encodeWorkerScan(w: WorkerScan): string {
-  return JSON.stringify({
-    endpoint: w.endpoint,
-    ok: w.ok,
-    error: w.error,
-    last_scan_at: w.last_scan_at,
-    stores: w.stores,
-  });
+  return JSON.stringify(w);
 }
 
 /** Encodes the last-run marker of a periodic job. */

@@ -1,6 +1,7 @@
 import { type Keys, keyAfter } from '../keys.js';
 import type { KeyValue, Kv } from '../kv/port.js';
 import { type TaskKind, type TaskRecord, type TaskState, TaskRecordSchema, isTerminal } from '../model.js';
+import { txnInBatches } from './batched.js';
 import { decode, idTime } from './codec.js';
 import type { StoreContext } from './context.js';
 import type { HeldLock } from './coordination.js';
@@ -9,9 +10,6 @@ import { NewestKeys, scan } from './scan.js';
 
 // History scans are background work over the biggest prefix: small pages keep memory flat.
 const HISTORY_PAGE = 1000;
-// Within etcd's 128 operations per transaction.
-const DELETE_BATCH = 100;
-const GET_BATCH = 100;
 /**
  * Task records of which a prune keeps what it needs between prunes (about 150 bytes each), beyond
  * four times the limit: a history past that (a huge backlog) is read whole at every prune instead.
@@ -239,11 +237,9 @@ export class TaskHistory {
       // Most of it unseen (a first prune): paging through the values costs less than fetching them.
       for await (const found of scan(kv, prefix, { pageSize: HISTORY_PAGE })) see(found);
     } else {
-      for (let i = 0; i < unread.length; i += GET_BATCH) {
-        const gets = unread.slice(i, i + GET_BATCH).map((id) => ({ type: 'get' as const, key: keys.task(id) }));
-        // A record deleted since the keys were read is gone: nothing to prune.
-        for (const r of (await kv.txn([], gets)).results) if (r.type === 'get' && r.kv) see(r.kv);
-      }
+      const gets = unread.map((id) => ({ type: 'get' as const, key: keys.task(id) }));
+      // A record deleted since the keys were read is gone: nothing to prune.
+      for (const r of await txnInBatches(kv, gets)) if (r.type === 'get' && r.kv) see(r.kv);
     }
 
     const terminal: { id: string; at: number }[] = [];
@@ -267,13 +263,10 @@ export class TaskHistory {
       if (mine && mine.modRevision > view.modRevision) views.set(id, mine);
     }
     this.#views = views.size <= this.#viewsMax ? views : new Map<string, PruneView>();
-    for (let i = 0; i < doomed.length; i += DELETE_BATCH) {
-      const batch = doomed.slice(i, i + DELETE_BATCH);
-      await kv.txn(
-        [],
-        batch.map((id) => ({ type: 'delete' as const, key: keys.task(id) })),
-      );
-    }
+    await txnInBatches(
+      kv,
+      doomed.map((id) => ({ type: 'delete' as const, key: keys.task(id) })),
+    );
     return doomed.length;
   }
 }

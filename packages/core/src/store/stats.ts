@@ -1,11 +1,9 @@
 import { targetFromHex } from '../keys.js';
 import { type StoreStats, type TaskKind, StoreStatsSchema } from '../model.js';
+import { txnInBatches } from './batched.js';
 import { decode, encodeStats, parseInput } from './codec.js';
 import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
-
-// Within etcd's 128 operations per transaction.
-const BATCH = 100;
 
 /**
  * What a sweep reads about the fleet besides cooldowns: the stores' stats rows (written by the
@@ -22,14 +20,10 @@ export class StatsStore {
     const { kv, keys } = this.#ctx;
     // Validate every row before writing any, so a bad row leaves no partial scan behind.
     const valid = rows.map((row, i) => parseInput(StoreStatsSchema, row, `stats[${i}]`));
-    for (let i = 0; i < valid.length; i += BATCH) {
-      await kv.txn(
-        [],
-        valid
-          .slice(i, i + BATCH)
-          .map((row) => ({ type: 'put' as const, key: keys.stats(row.name), value: encodeStats(row) })),
-      );
-    }
+    await txnInBatches(
+      kv,
+      valid.map((row) => ({ type: 'put' as const, key: keys.stats(row.name), value: encodeStats(row) })),
+    );
   }
 
   async getStats(name: string): Promise<StoreStats | undefined> {
@@ -47,14 +41,12 @@ export class StatsStore {
 
   async deleteStats(names: readonly string[]): Promise<number> {
     const { kv, keys } = this.#ctx;
+    const results = await txnInBatches(
+      kv,
+      names.map((name) => ({ type: 'delete' as const, key: keys.stats(name) })),
+    );
     let deleted = 0;
-    for (let i = 0; i < names.length; i += BATCH) {
-      const res = await kv.txn(
-        [],
-        names.slice(i, i + BATCH).map((name) => ({ type: 'delete' as const, key: keys.stats(name) })),
-      );
-      for (const r of res.results) if (r.type === 'delete') deleted += r.deleted;
-    }
+    for (const r of results) if (r.type === 'delete') deleted += r.deleted;
     return deleted;
   }
 

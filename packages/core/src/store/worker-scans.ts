@@ -1,10 +1,8 @@
 import { type WorkerScan, WorkerScanSchema } from '../model.js';
+import { txnInBatches } from './batched.js';
 import { decode, encodeWorkerScan, parseInput } from './codec.js';
 import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
-
-// Within etcd's 128 operations per transaction.
-const BATCH = 100;
 
 /**
  * Each worker's latest stats-scan result. A scan runs on one master per interval fleet-wide,
@@ -23,14 +21,10 @@ export class WorkerScans {
     const valid = scans.map((w, i) => parseInput(WorkerScanSchema, w, `workers[${i}]`));
     // etcd refuses a transaction that puts one key twice: the later record of an endpoint wins.
     const byEndpoint = [...new Map(valid.map((w) => [w.endpoint, w])).values()];
-    for (let i = 0; i < byEndpoint.length; i += BATCH) {
-      await kv.txn(
-        [],
-        byEndpoint
-          .slice(i, i + BATCH)
-          .map((w) => ({ type: 'put' as const, key: keys.worker(w.endpoint), value: encodeWorkerScan(w) })),
-      );
-    }
+    await txnInBatches(
+      kv,
+      byEndpoint.map((w) => ({ type: 'put' as const, key: keys.worker(w.endpoint), value: encodeWorkerScan(w) })),
+    );
   }
 
   async listWorkerScans(): Promise<WorkerScan[]> {
