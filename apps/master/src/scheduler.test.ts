@@ -45,6 +45,25 @@ describe('Scheduler', () => {
     );
   });
 
+  it('runs a fresh fleet’s first sweep right after its first stats scan rather than a sweep interval later', async () => {
+    const fleet = track(await startFleetStub({ hot: { pending: 20 }, cold: { pending: 1 } }));
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const m = track(
+      await openMaster(endpoints, clock, {
+        workers: { endpoints: [fleet.url] },
+        intervals: { statsScanSecs: 60 },
+        sweeps: { kinds: { merge_wal: { intervalSecs: 600 } } },
+      }),
+    );
+    m.scheduler.start();
+    await eventually(() => expect(m.logs.some((l) => l.msg === 'stats scan done')).toBe(true));
+    // Sweeps check every 5 s; the slot of the first 600 s is still unspent.
+    await clock.advance(5_000);
+    await eventually(() => expect(fleet.calls('merge-wal', 'hot')).toBe(1));
+    expect(fleet.calls('merge-wal', 'cold')).toBe(0);
+    expect(m.logs.filter((l) => String(l.msg).startsWith('merge_wal sweep queued'))).toHaveLength(1);
+  });
+
   it('never erases stats on a partial scan, and drops vanished stores on a complete one', async () => {
     const a = track(await startFleetStub({ s1: { pending: 1 }, s2: { pending: 1 } }));
     const b = track(await startFleetStub({ s3: { pending: 1 } }));

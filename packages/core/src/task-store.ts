@@ -369,6 +369,14 @@ export class TaskStore {
     return this.#stats.listStats();
   }
 
+  /**
+   * Whether any stats row exists (one key read): a fleet's sweeps wait for its first stats scan
+   * rather than spend their slot on an empty table.
+   */
+  hasStats(): Promise<boolean> {
+    return this.#stats.hasStats();
+  }
+
   /** Deletes stats rows; returns how many existed. */
   deleteStats(names: readonly string[]): Promise<number> {
     return this.#stats.deleteStats(names);

@@ -103,6 +103,9 @@ export class Scheduler {
   #jobs = 0;
   /** Claims in flight in the pools. */
   #claiming = 0;
+  /** Some stats row existed when a sweep last asked (see `#statsExist`). */
+  #statsSeen = false;
+  #waitingForStats = false;
 
   constructor(deps: SchedulerDeps) {
     this.#d = deps;
@@ -126,7 +129,13 @@ export class Scheduler {
     for (const kind of KIND_NAMES) {
       const sweep = kindSpec(kind).sweep;
       const every = sweeps.kinds[kind]?.intervalSecs ?? 0;
-      if (sweep) this.#periodic(sweep.job, every, () => this.sweepOnce(kind));
+      if (sweep)
+        this.#periodic(
+          sweep.job,
+          every,
+          () => this.sweepOnce(kind),
+          () => this.#statsExist(kind),
+        );
     }
     this.#loops.push(this.#recoveryLoop(), this.#queueDepthLoop(), ...this.#pools.map((p) => this.#poolLoop(p)));
     void this.#watchQueue();
@@ -284,7 +293,28 @@ export class Scheduler {
     return { kind, candidates: candidates.length, enqueued, skipped };
   }
 
-  #periodic(name: string, intervalSecs: number, job: () => Promise<unknown>): void {
+  /**
+   * A sweep over an empty stats table finds nothing and still spends its slot: a fresh fleet
+   * would idle for a whole sweep interval (600 s by default) after its first stats scan. Until
+   * some master's scan has written a row, sweeps wait for it instead; once one exists, sweeps do
+   * not ask again (a fleet whose stores all vanish sweeps nothing, as it should).
+   */
+  async #statsExist(kind: TaskKind): Promise<boolean> {
+    if (this.#statsSeen) return true;
+    this.#statsSeen = await this.#d.store.hasStats();
+    if (!this.#statsSeen && !this.#waitingForStats) {
+      this.#waitingForStats = true;
+      this.#d.logger.info({ kind }, 'sweeps wait for the first stats scan: no store has stats yet');
+    }
+    return this.#statsSeen;
+  }
+
+  #periodic(
+    name: string,
+    intervalSecs: number,
+    job: () => Promise<unknown>,
+    ready: () => Promise<boolean> = () => Promise.resolve(true),
+  ): void {
     if (intervalSecs <= 0) return;
     const intervalMs = intervalSecs * 1000;
     // Check several times per interval so that some master runs early in every slot.
@@ -293,7 +323,7 @@ export class Scheduler {
       while (!this.#stop.signal.aborted) {
         this.#jobs++;
         try {
-          if (await this.#d.store.runEvery(name, intervalMs)) await job();
+          if ((await ready()) && (await this.#d.store.runEvery(name, intervalMs))) await job();
         } catch (err) {
           this.#d.logger.warn({ err, job: name }, `${name} failed`);
         } finally {

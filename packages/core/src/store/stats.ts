@@ -39,6 +39,11 @@ export class StatsStore {
     return out;
   }
 
+  async hasStats(): Promise<boolean> {
+    const page = await this.#ctx.kv.range(this.#ctx.keys.statsPrefix, { limit: 1, keysOnly: true });
+    return page.kvs.length > 0;
+  }
+
   async deleteStats(names: readonly string[]): Promise<number> {
     const { kv, keys } = this.#ctx;
     const results = await txnInBatches(

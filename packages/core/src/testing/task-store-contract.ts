@@ -686,6 +686,7 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
     describe('stats', () => {
       it('writes, reads, lists and deletes stats rows in batches past the transaction limit', async () => {
         const s = await open();
+        expect(await s.hasStats()).toBe(false);
         const rows = Array.from({ length: 250 }, (_, i) => ({
           name: `store-${String(i).padStart(3, '0')}`,
           pending_wal_generations: i,
@@ -695,6 +696,7 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
           scanned_at: 1,
         }));
         await s.putStats(rows);
+        expect(await s.hasStats()).toBe(true);
         expect(await s.getStats('store-007')).toEqual(rows[7]);
         expect((await s.listStats()).map((r) => r.name)).toEqual(rows.map((r) => r.name).sort());
         expect(
@@ -706,6 +708,8 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
           ),
         ).toBe(200);
         expect(await s.listStats()).toHaveLength(50);
+        await s.deleteStats(rows.slice(200).map((r) => r.name));
+        expect(await s.hasStats()).toBe(false);
         await expect(s.putStats([{ ...rows[0]!, name: '../etc' }])).rejects.toMatchObject({ field: 'stats[0].name' });
       });
 
