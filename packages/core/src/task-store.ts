@@ -108,6 +108,7 @@ export class TaskStore {
   readonly #cooldowns: CooldownStore;
   readonly #parks: ParkStore;
   readonly #stats: StatsStore;
+  #recoveredOnOpen: RecoveryResult = { requeued: [], failed: [] };
   readonly #workerScans: WorkerScans;
   readonly #coordination: Coordination;
 
@@ -169,13 +170,21 @@ export class TaskStore {
     });
     const store = new TaskStore(options, keys, session, clock);
     try {
-      await store.recoverOrphaned();
+      store.#recoveredOnOpen = await store.recoverOrphaned();
       await store.#history.maybePrune();
     } catch (err) {
       await session.close();
       throw err;
     }
     return store;
+  }
+
+  /**
+   * What {@link TaskStore.open} recovered: the tasks of dead masters it requeued or failed
+   * before this store was handed out (the scheduler logs them when it starts).
+   */
+  get recoveredOnOpen(): RecoveryResult {
+    return this.#recoveredOnOpen;
   }
 
   /** Revokes the session: claims still held are recovered by peers at once. */

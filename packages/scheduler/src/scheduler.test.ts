@@ -55,6 +55,25 @@ describe('Scheduler over the kind registry', () => {
     expect(metrics).toMatch(/^master_tasks_total\{kind="index_id",result="success"\} 1$/m);
   });
 
+  it('requeues a dead master’s task when the next master starts, runs it at once and logs the recovery', async () => {
+    const { fleet, s: dead, clock } = await setup({ orphan: {} });
+    await dead.store.enqueue('compact', 'orphan', { source: 'manual' });
+    expect(await dead.store.claimNext(['compact'])).toBeDefined();
+    // Its session ends with it (a revoke, as a SIGKILLed master's lease lapsing would).
+    await dead.store.close();
+    const s = await openScheduler(dead.kv, clock, {
+      etcd: { prefix: dead.config.etcd.prefix },
+      workers: { endpoints: [fleet.url] },
+    });
+    cleanup.push(() => s.close());
+    s.scheduler.start();
+    const tasks = await drained(s);
+    expect(tasks.map((t) => [t.target, t.state])).toEqual([['orphan', 'done']]);
+    expect(s.logs.filter((l) => l.msg === 'recovered orphaned tasks')).toMatchObject([
+      { at: 'start', requeued: [tasks[0]!.id], failed: [] },
+    ]);
+  });
+
   it('runs a manual index build and cools a broken store down for index_id like any kind', async () => {
     const { fleet, s, clock } = await setup({ broken: { broken: true }, fine: {} });
     s.scheduler.start();

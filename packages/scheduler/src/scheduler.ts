@@ -21,6 +21,7 @@ import type { WorkerAttempt } from './executor.js';
 import { KIND_NAMES, kindSpec } from './kinds/index.js';
 import type { KindRun, PoolName } from './kinds/spec.js';
 import type { Metrics } from './metrics.js';
+import { type StoreOutageLog, createStoreOutageLog } from './store-outage.js';
 import { scanWorkers } from './workers/scan.js';
 
 /** What the scheduler needs; `main.ts` wires the real ones, tests wire their own. */
@@ -106,9 +107,11 @@ export class Scheduler {
   /** Some stats row existed when a sweep last asked (see `#statsExist`). */
   #statsSeen = false;
   #waitingForStats = false;
+  readonly #outage: StoreOutageLog;
 
   constructor(deps: SchedulerDeps) {
     this.#d = deps;
+    this.#outage = createStoreOutageLog(deps.logger, deps.clock);
     // Every in-flight worker call listens on these (a scan asks every worker at once): the
     // default cap of 10 listeners would warn on any fleet of ten workers.
     setMaxListeners(1000, this.#stop.signal, this.#abandon.signal);
@@ -323,9 +326,13 @@ export class Scheduler {
       while (!this.#stop.signal.aborted) {
         this.#jobs++;
         try {
-          if ((await ready()) && (await this.#d.store.runEvery(name, intervalMs))) await job();
+          if (await ready()) {
+            const due = await this.#d.store.runEvery(name, intervalMs);
+            this.#outage.ok();
+            if (due) await job();
+          }
         } catch (err) {
-          this.#d.logger.warn({ err, job: name }, `${name} failed`);
+          this.#outage.failed(err, `${name} failed`, { job: name });
         } finally {
           this.#jobs--;
         }
@@ -337,15 +344,23 @@ export class Scheduler {
 
   async #recoveryLoop(): Promise<void> {
     const everyMs = Math.max(1000, (this.#d.config.etcd.leaseTtlSecs * 1000) / 2);
+    // The store recovered orphans when it opened (DESIGN: "on start and periodically").
+    const opened = this.#d.store.recoveredOnOpen;
+    if (opened.requeued.length > 0 || opened.failed.length > 0)
+      this.#d.logger.info(
+        { requeued: opened.requeued, failed: opened.failed, at: 'start' },
+        'recovered orphaned tasks',
+      );
     while (await this.#sleep(everyMs)) {
       try {
         const r = await this.#d.store.recoverOrphaned();
+        this.#outage.ok();
         if (r.requeued.length > 0 || r.failed.length > 0) {
           this.#d.logger.info({ requeued: r.requeued, failed: r.failed }, 'recovered orphaned tasks');
           this.#wakeAll();
         }
       } catch (err) {
-        this.#d.logger.warn({ err }, 'orphan recovery failed');
+        this.#outage.failed(err, 'orphan recovery failed');
       }
     }
   }
@@ -416,7 +431,7 @@ export class Scheduler {
         let drained = false;
         for (const s of settled) {
           if (s.status === 'rejected') {
-            this.#d.logger.warn({ err: s.reason as unknown, pool: p.name }, 'scheduler queue poll failed');
+            this.#outage.failed(s.reason, 'scheduler queue poll failed', { pool: p.name });
             drained = true;
           } else if (!s.value) {
             drained = true;
