@@ -33,7 +33,7 @@ function metricsIn(expr: string): string[] {
 describe('deploy/: Prometheus rules and configuration, Grafana dashboard', () => {
   it('promtool check rules accepts the alert rules', async () => {
     const r = await runOnce('promtool', ['check', 'rules', 'alerts.yml'], { cwd: PROMETHEUS_DIR });
-    expect(r.out).toMatch(/SUCCESS: 6 rules found/);
+    expect(r.out).toMatch(/SUCCESS: 8 rules found/);
     expect(r.code).toBe(0);
   });
 
@@ -44,7 +44,7 @@ describe('deploy/: Prometheus rules and configuration, Grafana dashboard', () =>
     const rules = await readFile(join(PROMETHEUS_DIR, 'alerts.yml'), 'utf8');
     const tests = await readFile(join(PROMETHEUS_DIR, 'alerts.test.yml'), 'utf8');
     const alerts = [...rules.matchAll(/^\s*- alert: (\S+)$/gm)].map((m) => m[1]!);
-    expect(alerts).toHaveLength(6);
+    expect(alerts).toHaveLength(8);
     for (const alert of alerts) {
       // A test whose expected alerts are non-empty: `alertname: X` followed by an exp_labels list.
       expect(tests, `no firing test for ${alert}`).toMatch(

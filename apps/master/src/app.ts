@@ -381,6 +381,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     if (index) {
       for (const [kind, n] of Object.entries(index.parkedCounts(deps.clock.now()))) metrics.parked.set({ kind }, n);
     }
+    metrics.sessionHeld.set(store.session.alive ? 1 : 0);
     const text = await metrics.registry.metrics();
     return c.text(text, 200, { 'content-type': metrics.registry.contentType });
   });

@@ -78,7 +78,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
 
   const clock = systemClock;
-  const metrics = createMetrics();
+  const metrics = createMetrics({ version: VERSION });
   let serving: { fetch: Fetch } = createStartingApp({
     metrics: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
   });

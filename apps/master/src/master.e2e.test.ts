@@ -7,6 +7,7 @@ import { freePort, startEtcd } from '@maintd/core/testing';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { startStubWorker } from '@maintd/scheduler/testing';
 import { eventually } from '../test/harness.js';
+import { VERSION } from './version.js';
 import { settings } from '@maintd/scheduler';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '../bin/maintd.js');
@@ -245,12 +246,16 @@ describe('the maintd binary', () => {
     }
   }, 60_000);
 
-  it('reports not ready while etcd is down and ready again when it returns, without a restart', async () => {
+  it('reports not ready while etcd is down and ready again when it returns, without a restart, in its metrics and in its log', async () => {
     const etcd = await startEtcd();
     let restarted: Awaited<ReturnType<typeof startEtcd>> | undefined;
+    const metrics = async (url: string): Promise<string> => (await fetch(`${url}/metrics`)).text();
     try {
       const d = await startDaemon({ ETCD_ENDPOINTS: etcd.clientUrl, ETCD_LEASE_TTL_SECS: '5' });
       expect((await fetch(`${d.url}/readyz`)).status).toBe(200);
+      const before = await metrics(d.url);
+      expect(before).toMatch(/^master_session_held 1$/m);
+      expect(before).toContain(`master_build_info{version="${VERSION}",node="${process.versions.node}"} 1`);
       await etcd.stop({ keepData: true });
       await eventually(async () => {
         const r = await fetch(`${d.url}/readyz`);
@@ -259,8 +264,19 @@ describe('the maintd binary', () => {
       }, 20_000);
       // Reads that need etcd answer 503, not 500, and the process stays up.
       expect((await fetch(`${d.url}/api/v1/tasks`)).status).toBe(503);
+      // The lease (5 s) lapses without keepalives: the master says it holds no session.
+      await eventually(async () => expect(await metrics(d.url)).toMatch(/^master_session_held 0$/m), 20_000);
       restarted = await startEtcd({ dataDir: etcd.dataDir, clientPort: etcd.clientPort, peerPort: etcd.peerPort });
       await eventually(async () => expect((await fetch(`${d.url}/readyz`)).status).toBe(200), 30_000);
+      expect(await metrics(d.url)).toMatch(/^master_session_held 1$/m);
+      // The outage in the log: a warning when it began and a line when it ended, the loops'
+      // failures meanwhile at debug only.
+      await eventually(() =>
+        expect(logLines(d.output()).some((l) => String(l.msg).startsWith('etcd reachable again after'))).toBe(true),
+      );
+      const lines = logLines(d.output());
+      expect(lines.some((l) => l.level === 40 && String(l.msg).startsWith('etcd unreachable ('))).toBe(true);
+      expect(lines.filter((l) => l.level === 40 && String(l.msg).endsWith(' failed'))).toEqual([]);
       expect(d.proc.exitCode).toBeNull();
       expect(await terminate(d)).toBe(0);
     } finally {

@@ -24,15 +24,18 @@ export interface Metrics {
   /** Parks in force per kind, fleet-wide, as this master's watch sees them (set when scraped). */
   readonly parked: Gauge<'kind'>;
   readonly casConflicts: Counter<'op'>;
+  /** 1 while this master holds its etcd session, else 0 (set when scraped). */
+  readonly sessionHeld: Gauge;
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   readonly httpDuration: Histogram<'method' | 'route'>;
 }
 
 /**
  * Creates the metric set on a fresh registry, with Node's default process metrics unless
- * `processMetrics` is false (simulations run several masters in one process).
+ * `processMetrics` is false (simulations run several masters in one process), and
+ * `master_build_info` when `version` is given.
  */
-export function createMetrics(options: { readonly processMetrics?: boolean } = {}): Metrics {
+export function createMetrics(options: { readonly processMetrics?: boolean; readonly version?: string } = {}): Metrics {
   const registry = new Registry();
   if (options.processMetrics ?? true) {
     collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
@@ -119,6 +122,11 @@ export function createMetrics(options: { readonly processMetrics?: boolean } = {
       labelNames: ['op'],
       registers,
     }),
+    sessionHeld: new Gauge({
+      name: 'master_session_held',
+      help: '1 while this master holds its etcd session (it sweeps, claims and runs tasks); 0 while it holds none (etcd unreachable from it, or its lease lapsed).',
+      registers,
+    }),
     httpRequests: new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests served, by method, route template and status.',
@@ -133,6 +141,14 @@ export function createMetrics(options: { readonly processMetrics?: boolean } = {
       registers,
     }),
   };
+  if (options.version !== undefined) {
+    new Gauge({
+      name: 'master_build_info',
+      help: 'Always 1: the maintd version and Node.js version this master runs, as labels.',
+      labelNames: ['version', 'node'],
+      registers,
+    }).set({ version: options.version, node: process.versions.node }, 1);
+  }
   // Zero series exist from the start, so rate() and alerts see the kinds before the first event.
   for (const kind of KIND_NAMES) {
     m.cooldowns.inc({ kind }, 0);
