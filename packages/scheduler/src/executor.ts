@@ -1,6 +1,6 @@
 import { type Clock, type TaskOutcome, TargetSchema, sanitizeError } from '@maintd/core';
 import type { z } from 'zod';
-import { type WorkerResult, callWorker } from './workers/client.js';
+import { type WorkerResult, callWorker, isStoreError } from './workers/client.js';
 
 /** One worker call of an executor, for the per-worker metrics and logs. */
 export interface WorkerAttempt {
@@ -98,8 +98,11 @@ export interface OwnersRun<T> {
   readonly replies: readonly T[];
   /** Error messages, in call order. */
   readonly errors: readonly string[];
-  /** How many of the errors were error replies (the store is broken there), not transport failures. */
-  readonly httpErrors: number;
+  /**
+   * How many of the errors were about the store (see `isStoreError`), not an unreachable or
+   * unavailable worker.
+   */
+  readonly storeErrors: number;
   readonly attempts: readonly WorkerAttempt[];
   /** The workers asked: the recorded owners, or the configured list. */
   readonly workers: readonly string[];
@@ -126,7 +129,7 @@ export async function runOnOwners<T>(
   const replies: T[] = [];
   const errors: string[] = [];
   const attempts: WorkerAttempt[] = [];
-  let httpErrors = 0;
+  let storeErrors = 0;
   for (const endpoint of workers) {
     if (deps.signal?.aborted) {
       errors.push(`aborted before calling ${workers.length - attempts.length} of ${workers.length} workers`);
@@ -137,22 +140,24 @@ export async function runOnOwners<T>(
     if (result.kind === 'ok') {
       replies.push(result.value);
       if (!usedOwners) break;
-    } else if (result.kind === 'http_error') {
-      httpErrors++;
+    } else if (result.kind !== 'not_found') {
       errors.push(result.message);
-      if (!usedOwners) break;
-    } else if (result.kind === 'transport_error') {
-      errors.push(result.message);
+      // An error about the store came from its owner; a worker that is unreachable, or answers
+      // only that it cannot serve now, is passed over in the search for the owner.
+      if (isStoreError(result)) {
+        storeErrors++;
+        if (!usedOwners) break;
+      }
     }
   }
-  return { replies, errors, httpErrors, attempts, workers, usedOwners };
+  return { replies, errors, storeErrors, attempts, workers, usedOwners };
 }
 
 /**
  * The outcome of an owners fan-out (DESIGN §3.2): done when some worker did the
- * work and no owner failed (in fallback mode an unreachable worker passed over is only noted);
- * failed `target` when a worker answered with an error or none owns the store; failed
- * `infrastructure` when no worker answered at all.
+ * work and no owner failed (in fallback mode an unreachable or unavailable worker passed over is
+ * only noted); failed `target` when a worker answered with an error about the store or none owns
+ * it; failed `infrastructure` when no worker answered about it at all.
  */
 export function ownersOutcome<T>(
   run: OwnersRun<T>,
@@ -162,7 +167,7 @@ export function ownersOutcome<T>(
 ): TaskOutcome {
   if (run.workers.length === 0) return { ok: false, error: NO_ENDPOINTS_ERROR, errorClass: 'infrastructure' };
   const done = summary(run.replies);
-  if (run.replies.length > 0 && (run.errors.length === 0 || (!run.usedOwners && run.httpErrors === 0))) {
+  if (run.replies.length > 0 && (run.errors.length === 0 || (!run.usedOwners && run.storeErrors === 0))) {
     return { ok: true, detail: run.errors.length === 0 ? done : bound(`${done}; errors: ${run.errors.join('; ')}`) };
   }
   if (run.errors.length === 0) {
@@ -173,6 +178,6 @@ export function ownersOutcome<T>(
   return {
     ok: false,
     error: causeFirst(run.errors, `${verb} failed${progress}`),
-    errorClass: run.httpErrors > 0 ? 'target' : 'infrastructure',
+    errorClass: run.storeErrors > 0 ? 'target' : 'infrastructure',
   };
 }

@@ -92,6 +92,20 @@ describe('runCompact', () => {
     expect(r.attempts.map((x) => x.result)).toEqual(['transport_error', 'transport_error']);
   });
 
+  it('passes over an overloaded worker (503) when looking for the owner, and fails as infrastructure if that was all', async () => {
+    const busy = await stub({ status: 503, body: { error: 'overloaded; try again' } });
+    const owner = await stub(compacted(2, 0));
+    const r = await runCompact('s', { endpoints: [busy.url, owner.url], timeoutMs: 2000 });
+    expect(done(r.outcome).detail).toBe(
+      `removed 2 / added 0 fragments; errors: ${busy.url}: HTTP 503: overloaded; try again`,
+    );
+    const alone = await runCompact('s', { endpoints: [busy.url], timeoutMs: 2000 });
+    expect(failed(alone.outcome).errorClass).toBe('infrastructure');
+    // A recorded owner that cannot serve now fails the task, but not the store.
+    const owned = await runCompact('s', { endpoints: [], owners: [busy.url, owner.url], timeoutMs: 2000 });
+    expect(failed(owned.outcome).errorClass).toBe('infrastructure');
+  });
+
   it('passes over an unreachable worker when looking for the owner, noting it', async () => {
     const down = await refusedUrl();
     const owner = await stub(compacted(5, 1));

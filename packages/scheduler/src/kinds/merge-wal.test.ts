@@ -103,6 +103,24 @@ describe('runMergeWal', () => {
     expect(failed(r.outcome).errorClass).toBe('target');
   });
 
+  it.each([401, 403, 408, 429, 502, 503, 504])(
+    'fails as infrastructure when workers answer only %i, which says nothing about the store',
+    async (status) => {
+      const a = await stub({ status, body: { error: 'overloaded; try again' } });
+      const r = await runMergeWal('healthy', deps([a.url, await refusedUrl()]));
+      const f = failed(r.outcome);
+      expect(f.errorClass).toBe('infrastructure');
+      expect(f.error).toMatch(new RegExp(`^${a.url}: HTTP ${status}: overloaded; try again \\(merged 0`));
+      expect(r.attempts.map((x) => x.result)).toEqual(['http_error', 'transport_error']);
+    },
+  );
+
+  it('fails as a target error when one worker is overloaded and another answers with an error about the store', async () => {
+    const a = await stub({ status: 503, body: { error: 'overloaded; try again' } });
+    const b = await stub({ status: 500, body: { error: 'Not found: /srv/data/abc.lance' } });
+    expect(failed((await runMergeWal('broken', deps([a.url, b.url]))).outcome).errorClass).toBe('target');
+  });
+
   it('fails as infrastructure without worker endpoints', async () => {
     const r = await runMergeWal('s', deps([]));
     const f = failed(r.outcome);

@@ -10,6 +10,7 @@ import {
   callStoreRoute,
   checkTarget,
 } from '../executor.js';
+import { isStoreError } from '../workers/client.js';
 import type { KindSpec } from './spec.js';
 
 /** One worker call of a merge, with the generations that worker folded (0 unless `ok`). */
@@ -32,7 +33,8 @@ const MergeReplySchema = z.object({ reclaimed: z.number().int().nonnegative() })
  * Merges a store's pending WAL generations on every worker (DESIGN §3.2). The calls are serial:
  * every worker commits to the same base table, and concurrent commits conflict and give up.
  * A 404 means the worker owns no shard (0 generations, a success). Errors with nothing merged
- * fail the task, `target` if a worker answered with an error, so a broken store enters the
+ * fail the task, `target` if a worker answered with an error about the store (not 503, 401 and
+ * the like: see `isStoreError`), so a broken store enters the
  * cooldown; errors beside progress leave it done, with the errors in the detail.
  */
 export async function runMergeWal(target: string, deps: ExecutorDeps): Promise<MergeWalResult> {
@@ -49,7 +51,7 @@ export async function runMergeWal(target: string, deps: ExecutorDeps): Promise<M
   const errors: string[] = [];
   let total = 0;
   let answered = 0;
-  let httpErrors = 0;
+  let storeErrors = 0;
 
   for (const endpoint of deps.endpoints) {
     if (deps.signal?.aborted) {
@@ -65,7 +67,7 @@ export async function runMergeWal(target: string, deps: ExecutorDeps): Promise<M
       // Clamped so that a fleet of absurd replies still sums to a valid integer.
       total = Math.min(total + reclaimed, Number.MAX_SAFE_INTEGER);
     } else {
-      if (r.kind === 'http_error') httpErrors++;
+      if (isStoreError(r)) storeErrors++;
       errors.push(r.message);
     }
   }
@@ -80,7 +82,7 @@ export async function runMergeWal(target: string, deps: ExecutorDeps): Promise<M
     outcome = {
       ok: false,
       error: causeFirst(errors, summary),
-      errorClass: httpErrors > 0 ? 'target' : 'infrastructure',
+      errorClass: storeErrors > 0 ? 'target' : 'infrastructure',
     };
   }
   return { outcome, reclaimed: total, attempts };

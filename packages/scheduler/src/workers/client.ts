@@ -16,6 +16,23 @@ export type WorkerResult<T> =
   /** No usable answer: refused, timed out, reset, or a 2xx body that is unparseable, oversized or invalid. */
   | { readonly kind: 'transport_error'; readonly message: string };
 
+/**
+ * Statuses by which a worker says it cannot serve the call now, or will not serve this master
+ * (overloaded, rate-limited, a proxy with no worker behind it, a wrong WORKER_TOKEN), rather than
+ * that the store failed.
+ */
+const WORKER_SIDE_STATUSES: ReadonlySet<number> = new Set([401, 403, 408, 429, 502, 503, 504]);
+
+/**
+ * Whether a result is an error about the store (DESIGN §2: class `target`, which counts toward
+ * its cooldown). A worker that answered 503 or 401 said nothing about the store: like one that
+ * could not be reached, it is the fleet's problem (`infrastructure`), so an overloaded worker or a
+ * wrong token does not cool healthy stores down.
+ */
+export function isStoreError(result: WorkerResult<unknown>): boolean {
+  return result.kind === 'http_error' && !WORKER_SIDE_STATUSES.has(result.status);
+}
+
 /** Options of one worker call. */
 export interface WorkerCallOptions {
   /** Deadline of the whole exchange, body included, in milliseconds. */
