@@ -33,7 +33,9 @@ function metricsIn(expr: string): string[] {
 describe('deploy/: Prometheus rules and configuration, Grafana dashboard', () => {
   it('promtool check rules accepts the alert rules', async () => {
     const r = await runOnce('promtool', ['check', 'rules', 'alerts.yml'], { cwd: PROMETHEUS_DIR });
-    expect(r.out).toMatch(/SUCCESS: 8 rules found/);
+    const alerts = (await readFile(join(PROMETHEUS_DIR, 'alerts.yml'), 'utf8')).match(/^\s*- alert: /gm)?.length ?? 0;
+    expect(alerts).toBeGreaterThan(0);
+    expect(r.out).toContain(`SUCCESS: ${alerts} rules found`);
     expect(r.code).toBe(0);
   });
 

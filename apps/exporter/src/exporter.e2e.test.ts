@@ -6,6 +6,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { eventually } from '../test/helpers.js';
 import { EXPORTER_BIN, runOnce, start, stopAll, waitHttp } from '../test/processes.js';
 import { settings } from './env.js';
+import { VERSION } from './version.js';
 
 const endpoints = inject('etcdEndpoints');
 
@@ -61,6 +62,7 @@ describe('the maintd-exporter binary', () => {
       await eventually(async () => {
         const text = await (await fetch(`${url}/metrics`)).text();
         expect(text).toMatch(/^maintd_exporter_up 1$/m);
+        expect(text).toContain(`maintd_exporter_build_info{version="${VERSION}",node="${process.versions.node}"} 1`);
         expect(text).toMatch(/^master_cluster_tasks\{kind="merge_wal",state="queued"\} 1$/m);
         expect(text).toMatch(/^master_cluster_tasks\{kind="compact",state="queued"\} 1$/m);
         expect(text).toMatch(/^master_cluster_masters 1$/m);

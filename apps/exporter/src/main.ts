@@ -81,7 +81,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     // Called only once a sync completes, after `metrics` exists.
     onSync: (info) => metrics.recordSync(info),
   });
-  const metrics = createExporterMetrics(watcher);
+  const metrics = createExporterMetrics(watcher, { version: VERSION });
   const app = createApp({ metrics, status: () => watcher.status(), prefix: config.etcd.prefix, logger });
   watcher.start();
 

@@ -32,7 +32,7 @@ export interface ExporterMetrics {
  */
 export function createExporterMetrics(
   source: MetricsSource,
-  options: { readonly defaultMetrics?: boolean } = {},
+  options: { readonly defaultMetrics?: boolean; readonly version?: string } = {},
 ): ExporterMetrics {
   const registry = new Registry();
   // A registry of their own, so that while out of sync the cluster gauges are left out entirely
@@ -118,6 +118,14 @@ export function createExporterMetrics(
     help: 'Duration of the last full sync: starting its child process, the range reads of the prefix and opening the watch.',
     registers,
   });
+  if (options.version !== undefined) {
+    new Gauge({
+      name: 'maintd_exporter_build_info',
+      help: 'Always 1: the maintd-exporter version and Node.js version this exporter runs, as labels.',
+      labelNames: ['version', 'node'],
+      registers,
+    }).set({ version: options.version, node: process.versions.node }, 1);
+  }
   const invalid = new Gauge({
     name: 'maintd_exporter_invalid_records',
     help: 'Keys under the prefix whose value could not be decoded; they are left out of the cluster metrics.',

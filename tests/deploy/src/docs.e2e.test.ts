@@ -64,7 +64,9 @@ describe('deployment docs', () => {
     await writeFile(join(dir, 'prometheus.yml'), (config ?? '').replace(rules ?? '', 'alerts.yml'));
     const r = await run('promtool', ['check', 'config', 'prometheus.yml'], { cwd: dir });
     expect(r.stdout + r.stderr).toContain('SUCCESS: prometheus.yml is valid');
-    expect(r.stdout + r.stderr).toContain('SUCCESS: 6 rules found');
+    const alerts = readRepoFile('deploy/prometheus/alerts.yml').match(/^\s*- alert: /gm)?.length ?? 0;
+    expect(alerts).toBeGreaterThan(0);
+    expect(r.stdout + r.stderr).toContain(`SUCCESS: ${alerts} rules found`);
     expect(r.code).toBe(0);
     // Both jobs the alert rules and the dashboard expect, each target labelled with its fleet.
     expect(config).toContain('job_name: maintd-master');
