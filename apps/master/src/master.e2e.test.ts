@@ -137,6 +137,10 @@ describe('the maintd binary', () => {
     expect(api.status).toBe(503);
     expect(await api.json()).toEqual({ error: 'starting: etcd not reachable yet' });
     await eventually(() => expect(d.output()).toContain('retrying in'));
+    // What it cannot know it does not claim: no queue depth before it has read the queue.
+    const metrics = await (await fetch(`${d.url}/metrics`)).text();
+    expect(metrics).toMatch(/^master_session_held 0$/m);
+    expect(metrics).not.toMatch(/^master_task_queue_depth/m);
     const stopAt = performance.now();
     d.proc.kill('SIGTERM');
     expect(await d.exited).toBe(0);
@@ -255,6 +259,9 @@ describe('the maintd binary', () => {
       expect((await fetch(`${d.url}/readyz`)).status).toBe(200);
       const before = await metrics(d.url);
       expect(before).toMatch(/^master_session_held 1$/m);
+      await eventually(async () =>
+        expect(await metrics(d.url)).toMatch(/^master_task_queue_depth\{kind="merge_wal"\} 0$/m),
+      );
       expect(before).toContain(`master_build_info{version="${VERSION}",node="${process.versions.node}"} 1`);
       await etcd.stop({ keepData: true });
       await eventually(async () => {

@@ -52,7 +52,7 @@ export function createMetrics(options: { readonly processMetrics?: boolean; read
     }),
     queueDepth: new Gauge({
       name: 'master_task_queue_depth',
-      help: 'Queued tasks by kind, as last seen by this master.',
+      help: 'Queued tasks by kind, as last seen by this master (absent until it has read them once).',
       labelNames: ['kind'],
       registers,
     }),
@@ -150,10 +150,10 @@ export function createMetrics(options: { readonly processMetrics?: boolean; read
     }).set({ version: options.version, node: process.versions.node }, 1);
   }
   // Zero series exist from the start, so rate() and alerts see the kinds before the first event.
+  // Not the queue depth: before this master has read it, 0 would be a claim it cannot make.
   for (const kind of KIND_NAMES) {
     m.cooldowns.inc({ kind }, 0);
     m.guardOverflow.inc({ kind }, 0);
-    m.queueDepth.set({ kind }, 0);
     m.parked.set({ kind }, 0);
     for (const result of ['success', 'failed']) m.tasks.inc({ kind, result }, 0);
   }
