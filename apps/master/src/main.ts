@@ -148,6 +148,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     });
   }
 
+  let renewFailures = 0;
   const opened = await openWithRetry({
     open: () =>
       TaskStore.open(
@@ -162,10 +163,21 @@ export async function main(argv: readonly string[]): Promise<void> {
             pools: { general: config.pools.taskConcurrency, merge: config.pools.mergeWalConcurrency },
           },
           onSessionEvent: (e) => {
-            if (e.type === 'lost')
+            if (e.type === 'lost') {
+              renewFailures = 0;
               logger.warn({ lease: e.leaseId }, 'session lost: not claiming; in-flight claims will be discarded');
-            else if (e.type === 'renewed') logger.info({ lease: e.leaseId }, 'session renewed');
-            else logger.warn({ err: e.error }, 'session renewal failed; retrying');
+            } else if (e.type === 'renewed') {
+              logger.info({ lease: e.leaseId, failed_attempts: renewFailures }, 'session renewed');
+              renewFailures = 0;
+            } else {
+              // The first failure says why; the next ones (one per backoff, up to every 5 s for as
+              // long as etcd is away) would only repeat it.
+              renewFailures++;
+              logger[renewFailures === 1 ? 'warn' : 'debug'](
+                { err: e.error, attempt: renewFailures },
+                'session renewal failed; retrying',
+              );
+            }
           },
         }),
       ),

@@ -284,6 +284,11 @@ describe('the maintd binary', () => {
       const lines = logLines(d.output());
       expect(lines.some((l) => l.level === 40 && String(l.msg).startsWith('etcd unreachable ('))).toBe(true);
       expect(lines.filter((l) => l.level === 40 && String(l.msg).endsWith(' failed'))).toEqual([]);
+      // Its session lapsed and came back: at most one warning for the renewals that failed meanwhile.
+      expect(lines.some((l) => l.msg === 'session renewed')).toBe(true);
+      const renewals = lines.filter((l) => l.msg === 'session renewal failed; retrying');
+      expect(renewals.filter((l) => l.level === 40).length).toBeLessThanOrEqual(1);
+      expect(renewals.filter((l) => l.level !== 40).length).toBe(Math.max(0, renewals.length - 1));
       expect(d.proc.exitCode).toBeNull();
       expect(await terminate(d)).toBe(0);
     } finally {
