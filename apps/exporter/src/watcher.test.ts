@@ -363,6 +363,37 @@ describe('ClusterWatcher on an etcd it cannot use', () => {
     expect(w.up).toBe(true);
   });
 
+  it('once it has been in sync, warns on an outage’s first retry and once a minute, and logs the retries between at debug', async () => {
+    const clock = new FakeClock();
+    const memory = new MemoryKv({ clock });
+    cleanup.push(() => memory.close());
+    const { kv, state } = unreachableWhileDown(memory, clock);
+    const { logger, lines } = recording();
+    const w = new ClusterWatcher({ kv, clock, logger, random: seededRandom(5), endpoints: ['http://e1:2379'] });
+    cleanup.push(() => w.close());
+    w.start();
+    await clock.advance(1000);
+    expect(w.up).toBe(true);
+    state.down = true;
+    await clock.advance(150_000);
+    const retries = lines.filter((l) => String(l.msg).startsWith('etcd not reachable at http://e1:2379'));
+    // Every 5 s or so for 150 s: about 30 attempts, each logged, three of them at warn.
+    expect(retries.length).toBeGreaterThan(25);
+    expect(retries.map((l) => l.attempt)).toEqual(retries.map((_, i) => i + 1));
+    const warned = retries.filter((l) => l.level === 40);
+    expect(warned.map((l) => l.attempt)).toEqual([1, expect.any(Number), expect.any(Number)]);
+    expect(lines.filter((l) => l.level === 40 && String(l.msg).startsWith('etcd stopped answering'))).toHaveLength(1);
+    state.down = false;
+    await clock.advance(6000);
+    expect(w.up).toBe(true);
+    // The next outage warns on its first retry again.
+    state.down = true;
+    const before = lines.length;
+    await clock.advance(15_000);
+    const next = lines.slice(before).filter((l) => String(l.msg).startsWith('etcd not reachable'));
+    expect(next.filter((l) => l.level === 40).map((l) => l.attempt)).toEqual([1]);
+  });
+
   /** `kv` whose reads fail as `state.fail` says: refused credentials, or no answer. */
   const failing = (kv: Kv) => {
     const state = { fail: undefined as 'denied' | 'unavailable' | undefined, ranges: 0 };

@@ -3,6 +3,7 @@ import {
   type Clock,
   ClosedError,
   type Kv,
+  OUTAGE_REMINDER_MS,
   type Random,
   StoreAccessDeniedError,
   StoreUnavailableError,
@@ -154,6 +155,8 @@ export class ClusterWatcher {
   /** Failed attempts since the last sync, and what the latest one found. */
   #failures = 0;
   #lastFailure: { readonly cause: string; readonly phase: 'range' | 'watch' } | undefined;
+  /** When a retry line last went out at warn, during an outage after a sync. */
+  #retryWarnedAt: number | undefined;
   #loop: Promise<void> | undefined;
 
   constructor(options: ClusterWatcherOptions) {
@@ -219,8 +222,15 @@ export class ClusterWatcher {
         waitMs = this.#backoff.duration;
         const failure = this.#lastFailure;
         if (failure) {
-          // One line per attempt, in the master's words (apps/master/src/startup.ts).
-          this.#logger.warn(
+          // One line per attempt, in the master's words (apps/master/src/startup.ts): at warn until
+          // the first sync, as the master's start-up does. Once in sync, an outage (which the line
+          // that found it has announced) warns on its first retry and then once a minute, as the
+          // master's scheduler does; the attempts between go to debug.
+          const now = this.#clock.now();
+          const loud =
+            !this.#current || this.#retryWarnedAt === undefined || now - this.#retryWarnedAt >= OUTAGE_REMINDER_MS;
+          if (loud) this.#retryWarnedAt = now;
+          this.#logger[loud ? 'warn' : 'debug'](
             { endpoints: this.#endpoints, attempt: this.#failures, retry_in_ms: waitMs, phase: failure.phase },
             retryMessage(this.#endpoints, failure.cause, waitMs),
           );
@@ -283,6 +293,7 @@ export class ClusterWatcher {
     this.#backoff = undefined;
     this.#failures = 0;
     this.#lastFailure = undefined;
+    this.#retryWarnedAt = undefined;
     // Real elapsed time, whatever the clock: the metric reports what a sync costs etcd and us.
     const durationMs = performance.now() - started;
     try {

@@ -1,6 +1,12 @@
 import type { Random } from './random.js';
 import { ExponentialBackoff, type GeneratorFn, noJitterGenerator } from 'cockatiel';
 
+/**
+ * How often a daemon mentions, at warn, an etcd outage that goes on: its first failed retry says
+ * so, then one line a minute; the attempts between are debug lines.
+ */
+export const OUTAGE_REMINDER_MS = 60_000;
+
 /** Settings of {@link reconnectBackoff}. */
 export interface ReconnectBackoffOptions {
   /** The first wait before jitter, in ms. */

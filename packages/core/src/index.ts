@@ -1,5 +1,5 @@
 export { whenAborted } from './abort.js';
-export { type ReconnectBackoffOptions, reconnectBackoff } from './backoff.js';
+export { OUTAGE_REMINDER_MS, type ReconnectBackoffOptions, reconnectBackoff } from './backoff.js';
 export { type Clock, FakeClock, systemClock, wallClockDeadline } from './clock.js';
 export {
   ClaimLostError,

@@ -1,7 +1,7 @@
-import { FakeClock, StoreUnavailableError } from '@maintd/core';
+import { FakeClock, OUTAGE_REMINDER_MS, StoreUnavailableError } from '@maintd/core';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { OUTAGE_REMINDER_MS, createStoreOutageLog } from './store-outage.js';
+import { createStoreOutageLog } from './store-outage.js';
 
 function capture(): { logs: { level: number; msg: string; down_ms?: number }[]; clock: FakeClock } & ReturnType<
   typeof createStoreOutageLog

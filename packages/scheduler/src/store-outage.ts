@@ -1,8 +1,5 @@
-import { type Clock, StoreUnavailableError } from '@maintd/core';
+import { type Clock, OUTAGE_REMINDER_MS, StoreUnavailableError } from '@maintd/core';
 import type { Logger } from 'pino';
-
-/** How often an outage that goes on is mentioned again at warn. */
-export const OUTAGE_REMINDER_MS = 60_000;
 
 /**
  * What the scheduler's loops log about failures. While etcd is down every loop fails on every
