@@ -91,6 +91,30 @@ describe('Scheduler', () => {
     expect(await (await peer.request('/api/v1/workers')).json()).toEqual(workers);
   });
 
+  it('forgets the scan of a worker dropped from the configuration once no master has scanned it for three intervals', async () => {
+    const fleet = track(await startFleetStub({ s1: { pending: 1 } }));
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const m = track(
+      await openMaster(endpoints, clock, { workers: { endpoints: [fleet.url] }, intervals: { statsScanSecs: 60 } }),
+    );
+    const scanned = (endpoint: string, agoSecs: number) => ({
+      endpoint,
+      ok: true,
+      error: null,
+      last_scan_at: clock.now() - agoSecs * 1000,
+      stores: 1,
+    });
+    // Dropped everywhere four minutes ago; still configured on a peer that scanned it a minute ago.
+    await m.store.putWorkerScans([scanned('http://dropped:7000', 240), scanned('http://peer-only:7000', 60)]);
+    await m.scheduler.scanOnce();
+    expect((await m.store.listWorkerScans()).map((w) => w.endpoint).sort()).toEqual(
+      ['http://peer-only:7000', fleet.url].sort(),
+    );
+    expect(m.logs.find((l) => String(l.msg).startsWith('forgot the scans'))).toMatchObject({
+      workers: ['http://dropped:7000'],
+    });
+  });
+
   it('cools a failing store down, skips it in sweeps, still runs manual requests, and clears on success', async () => {
     const fleet = track(await startFleetStub({ hot: { pending: 20 }, broken: { pending: 7985, broken: true } }));
     const clock = new FakeClock();

@@ -419,6 +419,14 @@ export class TaskStore {
     return this.#workerScans.listWorkerScans();
   }
 
+  /**
+   * Deletes the recorded scans of these workers (endpoints dropped from the fleet's
+   * configuration); returns how many existed.
+   */
+  deleteWorkerScans(endpoints: readonly string[]): Promise<number> {
+    return this.#workerScans.deleteWorkerScans(endpoints);
+  }
+
   // ---------------------------------------------------------------- coordination
 
   /** Takes the named lock on this session if free; undefined if someone holds it. */

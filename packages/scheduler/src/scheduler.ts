@@ -82,6 +82,9 @@ const SCAN_JOB = 'stats-scan';
  */
 const WAKE = new Error('woken');
 
+/** Scan intervals after which the recorded scan of a worker no master scans any more is deleted. */
+const STALE_WORKER_SCANS = 3;
+
 /** How long an idle pool sleeps when no queue event wakes it. */
 const POLL_MS = 2000;
 const QUEUE_DEPTH_EVERY_MS = 5000;
@@ -213,11 +216,8 @@ export class Scheduler {
     });
     const now = clock.now();
     // A worker that did not answer keeps the store count it last reported, which only a
-    // previous scan (likely another master's) knows: read those only when some worker failed.
-    const previous =
-      result.failed.length > 0
-        ? new Map((await store.listWorkerScans()).map((w) => [w.endpoint, w]))
-        : new Map<string, WorkerScan>();
+    // previous scan (likely another master's) knows.
+    const previous = new Map((await store.listWorkerScans()).map((w) => [w.endpoint, w]));
     const scans: WorkerScan[] = [];
     for (const endpoint of result.answered) {
       let stores = 0;
@@ -238,6 +238,18 @@ export class Scheduler {
     const gone = result.complete ? [...existing.keys()].filter((name) => !result.rows.has(name)) : [];
     const deleted = gone.length > 0 ? await store.deleteStats(gone) : 0;
     await store.putWorkerScans(scans);
+    // A worker dropped from the configuration would keep its last record for good. It goes once no
+    // master has scanned it for a few intervals: one still configured with it (a rollout of the
+    // new list in progress) keeps it fresh, and so listed.
+    const staleMs = STALE_WORKER_SCANS * config.intervals.statsScanSecs * 1000;
+    const configured = new Set(config.workers.endpoints);
+    const dropped = [...previous.values()]
+      .filter((w) => staleMs > 0 && !configured.has(w.endpoint) && now - w.last_scan_at > staleMs)
+      .map((w) => w.endpoint);
+    if (dropped.length > 0) {
+      await store.deleteWorkerScans(dropped);
+      logger.info({ workers: dropped }, 'forgot the scans of workers no master has scanned for a while');
+    }
     if (result.failed.length > 0) {
       logger.warn({ failed: result.failed }, 'stats scan: some workers did not answer; keeping their stores');
     }

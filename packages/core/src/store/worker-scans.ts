@@ -27,6 +27,17 @@ export class WorkerScans {
     );
   }
 
+  async deleteWorkerScans(endpoints: readonly string[]): Promise<number> {
+    const { kv, keys } = this.#ctx;
+    const results = await txnInBatches(
+      kv,
+      [...new Set(endpoints)].map((endpoint) => ({ type: 'delete' as const, key: keys.worker(endpoint) })),
+    );
+    let deleted = 0;
+    for (const r of results) if (r.type === 'delete') deleted += r.deleted;
+    return deleted;
+  }
+
   async listWorkerScans(): Promise<WorkerScan[]> {
     const out: WorkerScan[] = [];
     for await (const found of scan(this.#ctx.kv, this.#ctx.keys.workersPrefix)) {

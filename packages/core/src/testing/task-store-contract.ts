@@ -760,6 +760,14 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         expect((await s.listWorkerScans()).map((w) => w.endpoint)).not.toContain('http://fresh');
       });
 
+      it('deletes the scans of the workers named, counting those that existed', async () => {
+        const s = await open();
+        await s.putWorkerScans([scanOf('http://w1', 1, 1), scanOf('http://w2', 1, 2), scanOf('http://w3', 1, 3)]);
+        expect(await s.deleteWorkerScans(['http://w1', 'http://w3', 'http://w3', 'http://never'])).toBe(2);
+        expect(await s.listWorkerScans()).toEqual([scanOf('http://w2', 1, 2)]);
+        expect(await s.deleteWorkerScans([])).toBe(0);
+      });
+
       it('keeps the later of two records of one worker given in one write', async () => {
         const s = await open();
         await s.putWorkerScans([scanOf('http://w1', 1, 1), scanOf('http://w1', 2, 7)]);
