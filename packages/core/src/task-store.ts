@@ -244,6 +244,7 @@ export class TaskStore {
    */
   observeQueue(events: readonly WatchEvent[]): void {
     this.#queue.apply(events);
+    this.#claimer.observeQueue(events);
   }
 
   /**
@@ -270,8 +271,10 @@ export class TaskStore {
    * and `enqueued_at` so they keep their FIFO position. A task orphaned more than `maxAttempts`
    * times is failed instead (`infrastructure`), so a task that kills masters cannot loop forever.
    */
-  recoverOrphaned(): Promise<RecoveryResult> {
-    return this.#lifecycle.recoverOrphaned();
+  async recoverOrphaned(): Promise<RecoveryResult> {
+    const result = await this.#lifecycle.recoverOrphaned();
+    if (result.requeued.length > 0) this.#claimer.mastersChanged();
+    return result;
   }
 
   /**

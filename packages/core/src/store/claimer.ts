@@ -1,9 +1,9 @@
 import { LeaseNotFoundError } from '../errors.js';
 import { keyAfter } from '../keys.js';
-import type { KeyValue, RangeResult } from '../kv/port.js';
+import type { KeyValue, RangeResult, WatchEvent } from '../kv/port.js';
 import { type TaskKind, type TaskRecord, TaskRecordSchema, encodeTask } from '../model.js';
 import { type Candidate, CandidateOrder } from './candidate-order.js';
-import { decode } from './codec.js';
+import { decode, idTime } from './codec.js';
 import type { StoreContext } from './context.js';
 import { dependencyVerdict, failDependent } from './dependencies.js';
 import { type CooldownRead, cooldownRead } from './cooldown-store.js';
@@ -208,9 +208,35 @@ export class Claimer {
   }
 
   /**
+   * Forgets the live masters read last: a master died (its orphans were requeued). Its share
+   * would otherwise hold the requeued tasks until the next read, up to {@link PEERS_TTL_MS} later,
+   * and the others take such a share last, after their own: a dead master's tasks waited up to
+   * 5 s more for a slot.
+   */
+  mastersChanged(): void {
+    this.#peers = undefined;
+  }
+
+  /**
+   * Watches the queue for requeued orphans: a task put in the queue well after its enqueue (its
+   * id says when) was recovered from a master that died, so the live masters have changed.
+   */
+  observeQueue(events: readonly Pick<WatchEvent, 'type' | 'key'>[]): void {
+    const now = this.#ctx.clock.now();
+    for (const e of events) {
+      if (e.type !== 'put') continue;
+      const enqueuedAt = idTime(e.key.slice(e.key.lastIndexOf('/') + 1));
+      if (enqueuedAt !== undefined && now - enqueuedAt > PEERS_TTL_MS) {
+        this.mastersChanged();
+        return;
+      }
+    }
+  }
+
+  /**
    * The live masters, this one included, read at most every {@link PEERS_TTL_MS}: a master that
-   * joins is given a share a few seconds late, and one that dies keeps one until its registration
-   * lapses, which is harmless since the others take a share that no one claims.
+   * joins is given a share a few seconds late, and one that dies keeps one until its orphans are
+   * requeued (see {@link Claimer.mastersChanged}).
    */
   async #livePeers(): Promise<readonly string[]> {
     const now = this.#ctx.clock.now();

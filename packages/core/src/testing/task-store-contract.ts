@@ -171,6 +171,71 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         expect(order).toEqual([...mine, ...[...theirs].reverse()]);
       });
 
+      it('claims a dead master’s requeued task in FIFO order, not after its own share', async () => {
+        const info = { host: 'test', pid: 1, version: 'test', started_at: 0, pools: { general: 1 } };
+        const a = await open({ info });
+        const b = await open({ info });
+        const peers = [a.masterId, b.masterId];
+        // The oldest task is b's (a claims the a-owned ones before it, emptying the queue of them).
+        let orphan: string | undefined;
+        let older = 0;
+        for (; !orphan; older++) {
+          const { task } = await a.enqueue('compact', `dead-${older}`);
+          if (rendezvousOwner(task.id, peers) === b.masterId) orphan = task.id;
+        }
+        // a reads the live masters (b among them) when it claims: here its own share, every task
+        // but b's, and nothing of a kind with none queued.
+        expect(await a.claimNext(['index_id'])).toBeUndefined();
+        for (let i = 1; i < older; i++) expect(await a.claimNext(['compact'])).toBeDefined();
+        expect((await b.claimNext(['compact']))?.task.id).toBe(orphan);
+        // Younger work of a's own share is queued when b dies.
+        let mine: string | undefined;
+        for (let i = 0; !mine; i++) {
+          const { task } = await a.enqueue('compact', `alive-${i}`);
+          if (rendezvousOwner(task.id, peers) === a.masterId) mine = task.id;
+        }
+        await b.close();
+        expect((await a.recoverOrphaned()).requeued).toEqual([orphan]);
+        // b is gone: its share is a's now, and the requeued task is the oldest.
+        expect((await a.claimNext(['compact']))?.task.id).toBe(orphan);
+      });
+
+      it('reads the live masters again when its queue watch shows a requeued orphan', async () => {
+        const info = { host: 'test', pid: 1, version: 'test', started_at: 0, pools: { general: 1 } };
+        const [a, b, c] = [await open({ info }), await open({ info })].concat(await open({ info })) as [
+          TaskStore,
+          TaskStore,
+          TaskStore,
+        ];
+        const all = [a.masterId, b.masterId, c.masterId];
+        const afterB = [a.masterId, c.masterId];
+        /** Enqueues until a task's id passes `wanted`; those that do not are claimed and finished. */
+        const enqueueUntil = async (wanted: (id: string) => boolean): Promise<string> => {
+          for (let i = 0; ; i++) {
+            const { task } = await a.enqueue('compact', `requeued-${i}`);
+            if (wanted(task.id)) return task.id;
+            await a.finish(await claimOrFail(a, ['compact']), { ok: true, detail: 'ok' });
+          }
+        };
+        // b's share while b lives, c's once it is gone.
+        const orphan = await enqueueUntil(
+          (id) => rendezvousOwner(id, all) === b.masterId && rendezvousOwner(id, afterB) === c.masterId,
+        );
+        expect((await b.claimNext(['compact']))?.task.id).toBe(orphan);
+        const enqueuedAt = h.clock.now();
+        await h.clock.advance(4000);
+        expect(await c.claimNext(['index_id'])).toBeUndefined(); // c reads the live masters: b among them
+        const mine = await enqueueUntil((id) => rendezvousOwner(id, all) === c.masterId);
+        await b.close();
+        expect((await a.recoverOrphaned()).requeued).toEqual([orphan]);
+        await h.clock.advance(2000); // c's read of the masters is 2 s old, the orphan's id 6 s
+        expect(h.clock.now() - enqueuedAt).toBeGreaterThan(5000);
+        c.observeQueue([{ type: 'put', key: c.keys.queue('compact', orphan), value: '', modRevision: 0 }]);
+        // b is gone for c too: the orphan is in c's share now, and older than c's own task.
+        expect((await c.claimNext(['compact']))?.task.id).toBe(orphan);
+        expect((await c.claimNext(['compact']))?.task.id).toBe(mine);
+      });
+
       it('keeps two fed masters draining a deep queue each to its own share', async () => {
         const info = { host: 'test', pid: 1, version: 'test', started_at: 0, pools: { general: 1 } };
         const [a, b] = [await openFed({ info }), await openFed({ info })];
