@@ -15,3 +15,11 @@ export async function txnInBatches(kv: Kv, ops: readonly TxnOp[]): Promise<TxnOp
   }
   return results;
 }
+
+/** Deletes `keys` in transactions of at most {@link TXN_BATCH}; returns how many existed. */
+export async function deleteInBatches(kv: Kv, keys: readonly string[]): Promise<number> {
+  let deleted = 0;
+  const ops = keys.map((key) => ({ type: 'delete' as const, key }));
+  for (const r of await txnInBatches(kv, ops)) if (r.type === 'delete') deleted += r.deleted;
+  return deleted;
+}

@@ -222,6 +222,8 @@ export class Claimer {
    * id says when) was recovered from a master that died, so the live masters have changed.
    */
   observeQueue(events: readonly Pick<WatchEvent, 'type' | 'key'>[]): void {
+    // Already to be read again at the next claim: every queue change is seen here.
+    if (!this.#peers) return;
     const now = this.#ctx.clock.now();
     for (const e of events) {
       if (e.type !== 'put') continue;

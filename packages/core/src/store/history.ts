@@ -1,7 +1,7 @@
 import { type Keys, keyAfter } from '../keys.js';
 import type { KeyValue, Kv } from '../kv/port.js';
 import { type TaskKind, type TaskRecord, type TaskState, TaskRecordSchema, isTerminal } from '../model.js';
-import { txnInBatches } from './batched.js';
+import { deleteInBatches, txnInBatches } from './batched.js';
 import { decode, idTime } from './codec.js';
 import type { StoreContext } from './context.js';
 import type { HeldLock } from './coordination.js';
@@ -263,9 +263,9 @@ export class TaskHistory {
       if (mine && mine.modRevision > view.modRevision) views.set(id, mine);
     }
     this.#views = views.size <= this.#viewsMax ? views : new Map<string, PruneView>();
-    await txnInBatches(
+    await deleteInBatches(
       kv,
-      doomed.map((id) => ({ type: 'delete' as const, key: keys.task(id) })),
+      doomed.map((id) => keys.task(id)),
     );
     return doomed.length;
   }

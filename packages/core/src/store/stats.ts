@@ -1,6 +1,6 @@
 import { targetFromHex } from '../keys.js';
 import { type StoreStats, type TaskKind, StoreStatsSchema } from '../model.js';
-import { txnInBatches } from './batched.js';
+import { deleteInBatches, txnInBatches } from './batched.js';
 import { decode, encodeStats, parseInput } from './codec.js';
 import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
@@ -46,13 +46,10 @@ export class StatsStore {
 
   async deleteStats(names: readonly string[]): Promise<number> {
     const { kv, keys } = this.#ctx;
-    const results = await txnInBatches(
+    return deleteInBatches(
       kv,
-      names.map((name) => ({ type: 'delete' as const, key: keys.stats(name) })),
+      names.map((name) => keys.stats(name)),
     );
-    let deleted = 0;
-    for (const r of results) if (r.type === 'delete') deleted += r.deleted;
-    return deleted;
   }
 
   async activeTargets(kind: TaskKind): Promise<Set<string>> {

@@ -1,5 +1,5 @@
 import { type WorkerScan, WorkerScanSchema } from '../model.js';
-import { txnInBatches } from './batched.js';
+import { deleteInBatches, txnInBatches } from './batched.js';
 import { decode, encodeWorkerScan, parseInput } from './codec.js';
 import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
@@ -29,13 +29,11 @@ export class WorkerScans {
 
   async deleteWorkerScans(endpoints: readonly string[]): Promise<number> {
     const { kv, keys } = this.#ctx;
-    const results = await txnInBatches(
+    // etcd refuses a transaction that names one key twice.
+    return deleteInBatches(
       kv,
-      [...new Set(endpoints)].map((endpoint) => ({ type: 'delete' as const, key: keys.worker(endpoint) })),
+      [...new Set(endpoints)].map((endpoint) => keys.worker(endpoint)),
     );
-    let deleted = 0;
-    for (const r of results) if (r.type === 'delete') deleted += r.deleted;
-    return deleted;
   }
 
   async listWorkerScans(): Promise<WorkerScan[]> {
