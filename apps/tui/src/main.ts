@@ -1,11 +1,9 @@
 import process from 'node:process';
 import { cryptoRandom, systemClock } from '@maintd/core';
 import { MaintdClient } from './api/client.js';
-import { parseCli } from './cli.js';
 import { FleetFeed } from './data/feed.js';
+import { colorFromEnv, loadCli } from './env.js';
 import { renderDashboard } from './render.js';
-import { colorEnabled } from './theme.js';
-import { VERSION } from './version.js';
 
 // The alternate screen: the dashboard takes the whole terminal and the shell's scrollback comes
 // back untouched on exit, as with htop or k9s.
@@ -14,7 +12,7 @@ const LEAVE_ALT_SCREEN = '\u001b[?1049l';
 
 /** The `maintd-top` entry point. */
 export async function main(argv: readonly string[]): Promise<void> {
-  const cli = parseCli(argv, process.env, VERSION);
+  const cli = loadCli(argv);
   if (cli.action === 'help' || cli.action === 'version') {
     process.stdout.write(cli.text);
     return;
@@ -55,7 +53,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     url: o.url,
     readonly: o.readonly,
     guardPercent: o.guardPercent,
-    theme: { color: colorEnabled(process.env) },
+    theme: { color: colorFromEnv() },
   });
   for (const signal of ['SIGTERM', 'SIGHUP'] as const) process.once(signal, () => instance.unmount());
   try {

@@ -39,6 +39,20 @@ export function violations(
   );
 }
 
+/** Source files (not tests) under `dir`, relative to the root. */
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => /\.tsx?$/.test(f) && !/\.test\.tsx?$/.test(f))
+    .map((f) => join(dir, f));
+}
+
+/** Lines of `text` that read `process.env` in code (comments that name it do not count). */
+export function envReads(text: string): number[] {
+  return text
+    .split('\n')
+    .flatMap((line, i) => (/process\.env\b/.test(line) && !/^\s*(\*|\/\/|\/\*)/.test(line) ? [i + 1] : []));
+}
+
 describe('the workspace layout (DESIGN §1)', () => {
   const apps = manifests('apps');
   const appNames = new Set(apps.map((a) => a.manifest.name));
@@ -61,5 +75,24 @@ describe('the workspace layout (DESIGN §1)', () => {
       manifest: { name: '@maintd/tui', devDependencies: { '@maintd/master': 'workspace:*' } },
     };
     expect(violations([bad], appNames)).toEqual(['apps/tui/package.json → @maintd/master']);
+  });
+
+  it('reads process.env only in an env.ts, the configuration edge of each binary', () => {
+    const roots = ['apps', 'packages', 'tools'].flatMap((top) =>
+      readdirSync(join(ROOT, top), { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => join(top, d.name, 'src')),
+    );
+    const readers = roots
+      .flatMap((dir) => sources(dir))
+      // The test helper that finds the suite's etcd (ETCD_ENDPOINTS) runs inside vitest, not a binary.
+      .filter((path) => !path.endsWith('packages/core/src/testing/vitest-etcd.ts'))
+      .filter((path) => envReads(readFileSync(join(ROOT, path), 'utf8')).length > 0);
+    expect(readers.filter((path) => !path.endsWith('/env.ts'))).toEqual([]);
+    expect(readers.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('tells a read of process.env from a comment that names it', () => {
+    expect(envReads('// process.env is read in env.ts\n * never process.env\nconst a = process.env.X;')).toEqual([3]);
   });
 });
