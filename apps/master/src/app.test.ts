@@ -106,6 +106,14 @@ describe('HTTP API', () => {
     expect(await (await m.request('/metrics')).text()).toContain(
       'master_cooldown_cleared_total{kind="compact",reason="operator"} 3',
     );
+    // Without a kind: every kind's records, each counted under its own kind.
+    await m.store.recordFailure('compact', 'c9', 'z1', 'boom', 'target');
+    const everything = await m.request('/api/v1/scheduler/cooldowns', { method: 'DELETE' });
+    expect(await everything.json()).toEqual({ deleted: 2 });
+    expect(await m.store.listCooldowns({ all: true })).toEqual([]);
+    const metrics = await (await m.request('/metrics')).text();
+    expect(metrics).toContain('master_cooldown_cleared_total{kind="compact",reason="operator"} 4');
+    expect(metrics).toContain('master_cooldown_cleared_total{kind="merge_wal",reason="operator"} 1');
   });
 
   it('serves stores with their cooldown state, searched and paged', async () => {

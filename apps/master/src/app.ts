@@ -9,6 +9,7 @@ import {
   type Kv,
   type ParkRecord,
   StoreUnavailableError,
+  TASK_KINDS,
   type TaskCooldown,
   type TaskKind,
   type ListTasksQuery,
@@ -264,12 +265,15 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
   app.openapi(resetCooldownsRoute, async (c) => {
     const { kind } = c.req.valid('query');
-    const deleted = await store.clearCooldowns(kind);
-    hub?.cooldowns.clearCooldowns(kind);
-    if (deleted > 0) {
-      if (kind) metrics.cooldownCleared.inc({ kind, reason: 'operator' }, deleted);
-      logger.info({ kind: kind ?? 'all', deleted }, 'cooldowns reset by operator');
+    // Kind by kind, even for all of them: master_cooldown_cleared_total counts per kind.
+    let deleted = 0;
+    for (const k of kind ? [kind] : TASK_KINDS) {
+      const n = await store.clearCooldowns(k);
+      if (n > 0) metrics.cooldownCleared.inc({ kind: k, reason: 'operator' }, n);
+      deleted += n;
     }
+    hub?.cooldowns.clearCooldowns(kind);
+    if (deleted > 0) logger.info({ kind: kind ?? 'all', deleted }, 'cooldowns reset by operator');
     return c.json({ deleted }, 200);
   });
 

@@ -66,9 +66,17 @@ export function cooldownWindowMs(policy: CooldownPolicy, kind: TaskKind, target:
 
 /** Whether failures of this kind and class count toward a cooldown under `policy`. */
 export function counts(policy: CooldownPolicy, kind: TaskKind, errorClass: ErrorClass): boolean {
-  if (policy.afterFailures <= 0) return false;
-  if (!policy.kinds.includes(kind)) return false;
-  return errorClass === 'target' || policy.countInfrastructure;
+  return appliesTo(policy, kind) && (errorClass === 'target' || policy.countInfrastructure);
+}
+
+/**
+ * Whether `policy` runs the cooldown for `kind` at all: on (`afterFailures` above 0) and the kind
+ * among its `kinds`. Where it does not, no failure counts and no record gates a sweep, including
+ * windows opened under an earlier configuration: turning the feature off takes effect at once,
+ * not when the last window lapses (up to `maxSecs` later).
+ */
+export function appliesTo(policy: CooldownPolicy, kind: TaskKind): boolean {
+  return policy.afterFailures > 0 && policy.kinds.includes(kind);
 }
 
 // Control strings (OSC such as a window title, DCS, SOS, PM, APC) run to a BEL or ST; a terminal

@@ -71,6 +71,7 @@ export {
   type FailureReport,
   type FleetState,
   LAST_ERROR_MAX,
+  appliesTo,
   cooldownWindowMs,
   counts,
   isCooling,

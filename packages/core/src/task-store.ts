@@ -288,11 +288,13 @@ export class TaskStore {
   // ---------------------------------------------------------------- cooldown
 
   /**
-   * Counts a failure of (kind, target) toward its cooldown: read, compute the next record with
-   * the pure policy, CAS it on `mod_revision` under a fresh lease of `maxSecs` (so the count
-   * outlives a lapsed window), and on conflict revoke that lease, back off 5–25 ms and retry.
-   * Idempotent per task id. Concurrent calls for one (kind, target) on this instance commit
-   * together in one CAS (each still gets its own decision, as if applied in call order).
+   * Counts a failure of (kind, target) toward its cooldown, for callers outside the scheduler
+   * (the scheduler's own failures are counted in their finish's transaction): read, compute the
+   * next record with the pure policy, CAS it on `mod_revision` under a lease of `maxSecs` (so the
+   * count outlives a lapsed window), and on a conflict re-decide from the record the losing
+   * transaction read, backing off 5–25 ms after the first few. Idempotent per task id. Concurrent
+   * calls for one (kind, target) on this instance commit together in one CAS (each still gets
+   * its own decision, as if applied in call order).
    */
   recordFailure(
     kind: TaskKind,
@@ -327,7 +329,10 @@ export class TaskStore {
     return this.#cooldowns.listCooldowns(options);
   }
 
-  /** Targets of `kind` with an active window, in one prefix read: what a sweep skips. */
+  /**
+   * Targets of `kind` with an active window, in one prefix read: what a sweep skips. None, and no
+   * read, where this store's policy does not run the cooldown for `kind` (see `appliesTo`).
+   */
   coolingTargets(kind: TaskKind, nowMs?: number): Promise<Set<string>> {
     return this.#cooldowns.coolingTargets(kind, nowMs);
   }

@@ -106,6 +106,39 @@ describe('Scheduler over the kind registry', () => {
     );
   });
 
+  it('sweeps and follows up a store an earlier policy cooled, once masters run with the cooldown off', async () => {
+    const fleet = await startFleetStub({ big: { fragments: 40 } });
+    cleanup.push(() => fleet.close());
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const kv = new MemoryKv({ clock });
+    cleanup.push(() => kv.close());
+    const workers = { endpoints: [fleet.url] };
+    const before = await openScheduler(kv, clock, { workers, cooldown: { afterFailures: 1, maxPercent: 100 } });
+    await before.store.recordFailure('compact', 'big', 'earlier-1', 'Not found: …', 'target');
+    await before.store.recordFailure('index_id', 'big', 'earlier-2', 'Not found: …', 'target');
+    expect(await before.store.coolingTargets('compact')).toEqual(new Set(['big']));
+    await before.close();
+    // The same fleet restarted with TASK_COOLDOWN_AFTER_FAILURES=0: the windows above (600 s and
+    // more) must not outlive the setting.
+    const s = await openScheduler(kv, clock, {
+      workers,
+      cooldown: { afterFailures: 0 },
+      etcd: { prefix: before.config.etcd.prefix },
+    });
+    cleanup.push(() => s.close());
+    await s.scheduler.scanOnce();
+    expect(await s.scheduler.sweepOnce('compact')).toMatchObject({
+      enqueued: 1,
+      skipped: { parked: 0, cooldown: 0, active: 0 },
+    });
+    s.scheduler.start();
+    const tasks = await drained(s);
+    expect(tasks.map((t) => [t.kind, t.state])).toEqual([
+      ['compact', 'done'],
+      ['index_id', 'done'],
+    ]);
+  });
+
   it('skips a parked store in sweeps and follow-ups, runs a manual task on it whose success keeps the park, and sweeps it again once released', async () => {
     const { fleet, s } = await setup({ parked: { fragments: 40 }, other: { fragments: 40 } }, { afterFailures: 1 });
     await s.store.recordFailure('compact', 'parked', 'earlier', 'Not found: …', 'target');

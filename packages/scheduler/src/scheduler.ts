@@ -7,6 +7,7 @@ import {
   type StoreStats,
   StoreUnavailableError,
   type TaskKind,
+  appliesTo,
   isCooling,
   isParked,
   type TaskOutcome,
@@ -558,7 +559,7 @@ export class Scheduler {
    * for that kind, as a sweep would. Best-effort: the finished task's outcome is committed already.
    */
   async #followUps(kind: TaskKind, target: string, facts: Readonly<Record<string, number>>): Promise<void> {
-    const { store, metrics, logger, clock } = this.#d;
+    const { store, config, metrics, logger, clock } = this.#d;
     for (const next of KIND_NAMES) {
       const follows = kindSpec(next).follows;
       if (!follows || follows.after !== kind || !follows.when(facts)) continue;
@@ -568,7 +569,7 @@ export class Scheduler {
           metrics.sweepSkipped.inc({ kind: next, reason: 'parked' });
           continue;
         }
-        if (cooldown && isCooling(cooldown, clock.now())) {
+        if (cooldown && appliesTo(config.cooldown, next) && isCooling(cooldown, clock.now())) {
           metrics.sweepSkipped.inc({ kind: next, reason: 'cooldown' });
           continue;
         }

@@ -145,7 +145,8 @@ const shape = {
     },
   ),
   TASK_COOLDOWN_AFTER_FAILURES: setting(wholeNumber(0), String(DEFAULT_COOLDOWN_POLICY.afterFailures), {
-    description: 'Consecutive failures of a (kind, store) before sweeps skip it for a window; 0 disables cooldowns.',
+    description:
+      'Consecutive failures of a (kind, store) before sweeps skip it for a window; 0 disables cooldowns, windows already open included.',
   }),
   TASK_COOLDOWN_BASE_SECS: setting(
     wholeNumber(1, Number.MAX_SAFE_INTEGER, 'secs'),
@@ -167,7 +168,7 @@ const shape = {
       'Fraction by which a window is shortened at most, so cooled stores do not return in lockstep; in [0, 1).',
   }),
   TASK_COOLDOWN_KINDS: setting(taskKinds, 'all', {
-    description: `Task kinds cooldowns apply to: all, or a comma-separated list of ${KIND_NAMES.join(', ')}.`,
+    description: `Task kinds cooldowns apply to: all, or a comma-separated list of ${KIND_NAMES.join(', ')}; sweeps of a kind left out skip no window.`,
   }),
   TASK_COOLDOWN_MAX_PERCENT: setting(decimal(0, 100, false, 'percent'), String(DEFAULT_COOLDOWN_POLICY.maxPercent), {
     description:

@@ -6,6 +6,7 @@ import {
   type CooldownPolicy,
   type FailureReport,
   type FleetState,
+  appliesTo,
   isCooling,
   nextCooldown,
   wouldCool,
@@ -239,8 +240,10 @@ export class CooldownStore {
   }
 
   async coolingTargets(kind: TaskKind, nowMs = this.#ctx.clock.now()): Promise<Set<string>> {
-    const prefix = this.#ctx.keys.cooldownPrefix(kind);
     const out = new Set<string>();
+    // Records an earlier configuration left gate nothing once this one turned the cooldown off.
+    if (!appliesTo(this.#policy, kind)) return out;
+    const prefix = this.#ctx.keys.cooldownPrefix(kind);
     for await (const found of scan(this.#ctx.kv, prefix)) {
       const c = decode(TaskCooldownSchema, found);
       if (isCooling(c, nowMs)) out.add(targetFromHex(found.key.slice(prefix.length)));

@@ -1101,6 +1101,22 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
         expect(await s.listCooldowns({ all: true })).toEqual([]);
       });
 
+      it('lets no window an earlier policy opened gate a sweep once the cooldown is off or the kind is dropped', async () => {
+        const before = await open({ cooldown: { ...policy, afterFailures: 1 } });
+        await before.recordFailure('compact', 'broken', 't1', 'e', 'target');
+        await before.recordFailure('merge_wal', 'broken', 't2', 'e', 'target');
+        expect(await before.coolingTargets('compact')).toEqual(new Set(['broken']));
+        // Masters restarted with TASK_COOLDOWN_AFTER_FAILURES=0, or TASK_COOLDOWN_KINDS=merge_wal.
+        const off = await open({ cooldown: { ...policy, afterFailures: 0 } });
+        expect(await off.coolingTargets('compact')).toEqual(new Set());
+        expect(await off.coolingTargets('merge_wal')).toEqual(new Set());
+        const mergesOnly = await open({ cooldown: { ...policy, afterFailures: 1, kinds: ['merge_wal'] } });
+        expect(await mergesOnly.coolingTargets('compact')).toEqual(new Set());
+        expect(await mergesOnly.coolingTargets('merge_wal')).toEqual(new Set(['broken']));
+        // The records stay, for the API to show and an operator to reset: only the gate is off.
+        expect((await off.listCooldowns()).map((c) => c.kind).sort()).toEqual(['compact', 'merge_wal']);
+      });
+
       it('opens no window past MAX_PERCENT of the fleet, but keeps the count', async () => {
         const s = await open({ cooldown: { afterFailures: 1, maxPercent: 25 } });
         for (let i = 0; i < 8; i++) {
