@@ -61,15 +61,18 @@ export function bound(text: string): string {
 const CAUSE_MAX = 400;
 
 /**
- * A failure's text, the cause first: the first worker's own error, then `(summary)`, then the
- * other workers' errors. Operators read the head of the text (a dashboard column, a log line, a
- * cooldown's bounded `last_error`); a summary first made every failure of a kind start alike.
+ * A failure's text, the cause first (DESIGN §3.2): the first worker's own error, then
+ * `(summary; N more errors)`, then those other errors while the bound leaves room. Operators read
+ * the head of the text (a dashboard column, a log line, a cooldown's bounded `last_error`); a
+ * summary first made every failure of a kind start alike, and the count says what a cut tail hid.
  */
 export function causeFirst(errors: readonly string[], summary: string): string {
   const [first, ...rest] = errors;
   if (first === undefined) return bound(summary);
   const cause = sanitizeError(first, CAUSE_MAX);
-  return bound(`${cause} (${summary})${rest.length > 0 ? `; ${rest.join('; ')}` : ''}`);
+  if (rest.length === 0) return bound(`${cause} (${summary})`);
+  const more = `${rest.length} more error${rest.length === 1 ? '' : 's'}`;
+  return bound(`${cause} (${summary}; ${more}); ${rest.join('; ')}`);
 }
 
 /** Calls one worker's per-store route, timing the call. */

@@ -92,7 +92,7 @@ describe('runMergeWal', () => {
     const f = failed(r.outcome);
     expect(f.errorClass).toBe('infrastructure');
     expect(f.error).toBe(
-      `${urls[0]}: connection refused (merged 0 generations across 0/2 workers); ${urls[1]}: connection refused`,
+      `${urls[0]}: connection refused (merged 0 generations across 0/2 workers; 1 more error); ${urls[1]}: connection refused`,
     );
     expect(r.attempts.map((x) => x.result)).toEqual(['transport_error', 'transport_error']);
   });
@@ -209,7 +209,7 @@ describe('runMergeWal', () => {
     const f = failed((await runMergeWal('s', deps(urls.map((w) => w.url)))).outcome);
     expect(f.error.length).toBe(2000);
     expect(f.error.startsWith(`${urls[0]!.url}: HTTP 500: eee`)).toBe(true);
-    expect(f.error).toContain('e (merged 0 generations across 0/12 workers); ');
+    expect(f.error).toContain('e (merged 0 generations across 0/12 workers; 11 more errors); ');
   });
 
   it('percent-encodes the store name and trims trailing slashes of endpoints', async () => {
