@@ -9,7 +9,8 @@
  * alone: what those calls cost with nothing else in the process.
  *
  * Each row measures TASKS tasks twice: the first TASKS a fresh master takes (cold: V8 is still
- * compiling the hot path, so a task costs two to three times what it does later) and TASKS more after
+ * compiling the hot path, so a task costs two to three times what it does later; the column "off
+ * the main thread" shows how much of that is V8's compiler threads) and TASKS more after
  * BENCH_WARMUP_PER_MASTER tasks per master (steady: what a long-running master costs, the figure
  * the other columns describe). One master's cost per task keeps falling for its first few
  * thousand tasks; six sharing a fleet each get a sixth of the tasks, so warm-up is per master.
@@ -35,6 +36,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -107,6 +109,31 @@ function sample(text: string, name: string, filter = ''): number {
 }
 
 const metrics = async (url: string): Promise<string> => (await fetch(`${url}/metrics`)).text();
+
+/**
+ * CPU clock ticks the processes `pids` spent on their main threads and on all their other threads
+ * (V8's compiler and garbage-collector helpers, libuv's pool), from /proc; undefined where there
+ * is none (not Linux) or a process is gone.
+ */
+function threadTicks(pids: readonly number[]): { readonly main: number; readonly other: number } | undefined {
+  let main = 0;
+  let other = 0;
+  try {
+    for (const pid of pids) {
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        // Fields after the parenthesised name: utime and stime are the 12th and 13th.
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const ticks = Number(fields[11]) + Number(fields[12]);
+        if (tid === String(pid)) main += ticks;
+        else other += ticks;
+      }
+    }
+  } catch {
+    return undefined;
+  }
+  return { main, other };
+}
 
 /** Raw etcd CAS transactions, 16 in flight, for 3 s: per second (the run's yardstick) and client CPU ms each. */
 async function rawCas(endpoints: string[]): Promise<{ readonly rate: number; readonly cpuMs: number }> {
@@ -251,6 +278,8 @@ interface RunOptions {
 /** What a run's masters spent on TASKS tasks, per task. */
 interface Measured {
   readonly cpuMs: number;
+  /** Of `cpuMs`, what the masters' threads other than the main one spent (undefined: not known). */
+  readonly offMainMs: number | undefined;
   readonly systemMs: number;
   readonly calls: number;
   readonly tasksPerSec: number;
@@ -278,11 +307,12 @@ async function run(
   const fleet = `/bench/fleet/${randomUUID()}`;
   const prefixes = separate ? Array.from({ length: masters }, (_, i) => `${fleet}/${i}`) : [fleet];
   const urls: string[] = [];
+  const pids: number[] = [];
   for (let i = 0; i < masters; i++) {
     const port = await freePort();
     // BENCH_PROFILE=<dir> writes each master's CPU profile there (open in Chrome DevTools).
     const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-    spawnNode(
+    const master = spawnNode(
       [...profile, options.bin ?? join(root, 'apps/master/bin/maintd.js')],
       {
         ETCD_ENDPOINTS: endpoints.join(','),
@@ -301,6 +331,8 @@ async function run(
       MASTER_CPUS,
     );
     urls.push(`http://127.0.0.1:${port}`);
+    // taskset execs node: the pid is the master's either way.
+    if (master.pid !== undefined) pids.push(master.pid);
   }
   for (const url of urls) await waitHttp(`${url}/readyz`);
   // A master keeps its task watch for its first minute (its first readers usually come then) and
@@ -344,11 +376,17 @@ async function run(
   /** Sends tasks `from` to `from + TASKS`: what they cost the masters, per task. */
   const measure = async (from: number): Promise<Measured> => {
     const [cpu0, system0, calls0] = [await cpu(), await systemCpu(), await etcdCalls()];
+    const threads0 = threadTicks(pids);
     const t0 = performance.now();
     await send(from, from + TASKS);
     const seconds = (performance.now() - t0) / 1000;
+    const threads1 = threadTicks(pids);
+    const cpuMs = (((await cpu()) - cpu0) * 1000) / TASKS;
+    // The split in ticks applied to the exact total: no need to know the kernel's tick rate.
+    const ticks = threads0 && threads1 && threads1.main + threads1.other - threads0.main - threads0.other;
     return {
-      cpuMs: (((await cpu()) - cpu0) * 1000) / TASKS,
+      cpuMs,
+      offMainMs: threads0 && threads1 && ticks ? (cpuMs * (threads1.other - threads0.other)) / ticks : undefined,
       systemMs: (((await systemCpu()) - system0) * 1000) / TASKS,
       calls: ((await etcdCalls()) - calls0) / TASKS,
       tasksPerSec: TASKS / seconds,
@@ -364,11 +402,13 @@ async function run(
     await new Promise((r) => c.once('exit', r));
   }
   const label = options.label ?? String(masters);
+  const offMain = (m: Measured): string => m.offMainMs?.toFixed(2) ?? 'n/a';
   return {
     cpuMsPerTask: steady.cpuMs,
     tasksPerSec: steady.tasksPerSec,
     row:
-      `| ${label} | ${TASKS} | ${cold.cpuMs.toFixed(2)} | ${steady.cpuMs.toFixed(2)} | ${steady.systemMs.toFixed(2)} | ` +
+      `| ${label} | ${TASKS} | ${cold.cpuMs.toFixed(2)} | ${offMain(cold)} | ${steady.cpuMs.toFixed(2)} | ` +
+      `${offMain(steady)} | ${steady.systemMs.toFixed(2)} | ` +
       `${(steady.cpuMs / referenceMs).toFixed(2)} | ${steady.tasksPerSec.toFixed(0)} | ${steady.calls.toFixed(1)} |`,
   };
 }
@@ -416,9 +456,10 @@ try {
   );
   if (MASTER_CPUS) console.log(`masters pinned to CPUs ${MASTER_CPUS}`);
   console.log(
-    '| masters | tasks | summed master CPU ms per task, cold | steady | of which system (kernel) | ratio to the reference task | tasks/s | etcd requests per task |',
+    '| masters | tasks | summed master CPU ms per task, cold | of which off the main thread | steady | of which off the main thread | ' +
+      'of which system (kernel) | ratio to the reference task | tasks/s | etcd requests per task |',
   );
-  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   const several: { readonly masters: number; readonly result: RunResult }[] = [];
   for (const m of MASTERS) {
     const result = await run(m, endpoints, etcdMetrics, workers, referenceMs);
