@@ -7,7 +7,7 @@ import {
 } from '@maintd/scheduler/api';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
-import type { Kv, Watch } from '@maintd/core';
+import { type Kv, StoreFullError, type Watch } from '@maintd/core';
 import { interceptKv } from '@maintd/core/testing';
 import { TASK_WATCH_LINGER_MS } from './events.js';
 import {
@@ -769,6 +769,31 @@ describe('the task watch', () => {
       await reader.cancel();
       await clock.advance(TASK_WATCH_LINGER_MS + 5_000);
       await eventually(() => expect([m.events.tasksLive, open]).toEqual([false, 0]));
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+describe('etcd out of space', () => {
+  it('answers a write 503 saying what the operator must do, and still serves reads', async () => {
+    let full = false;
+    const m = await openMaster(endpoints, new FakeClock(), {}, 1, (inner) =>
+      interceptKv(inner, (forward, ...args) =>
+        full ? Promise.reject(new StoreFullError('etcd is out of space (NOSPACE alarm: …)')) : forward(...args),
+      ),
+    );
+    try {
+      expect((await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'a' }))).status).toBe(202);
+      full = true;
+      const refused = await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'b' }));
+      expect(refused.status).toBe(503);
+      expect(await refused.json()).toEqual({
+        error: 'etcd is out of space and refuses writes until an operator compacts, defragments and disarms it',
+      });
+      const list = await m.request('/api/v1/tasks');
+      expect(list.status).toBe(200);
+      expect(((await list.json()) as { total: number }).total).toBe(1);
     } finally {
       await m.close();
     }

@@ -8,6 +8,7 @@ import {
   type CooldownPolicy,
   type Kv,
   type ParkRecord,
+  StoreFullError,
   StoreUnavailableError,
   TASK_KINDS,
   type TaskCooldown,
@@ -403,6 +404,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       return c.json({ error: message }, status);
     }
     if (err instanceof ValidationError) return c.json({ error: err.message }, 400);
+    if (err instanceof StoreFullError) {
+      return c.json(
+        { error: 'etcd is out of space and refuses writes until an operator compacts, defragments and disarms it' },
+        503,
+      );
+    }
     if (err instanceof StoreUnavailableError || err instanceof ClosedError) {
       return c.json({ error: 'the store (etcd) is unavailable; retry later' }, 503);
     }

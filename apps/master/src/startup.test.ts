@@ -1,4 +1,11 @@
-import { FakeClock, MaintdError, StoreAccessDeniedError, StoreUnavailableError, seededRandom } from '@maintd/core';
+import {
+  FakeClock,
+  MaintdError,
+  StoreAccessDeniedError,
+  StoreFullError,
+  StoreUnavailableError,
+  seededRandom,
+} from '@maintd/core';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createStartingApp } from './starting.js';
@@ -72,6 +79,22 @@ describe('openWithRetry', () => {
     expect(o.lines[0]!.msg).toMatch(
       /^etcd not reachable at http:\/\/e1:2379, http:\/\/e2:2379: No connection established: connect ECONNREFUSED 10\.0\.0\.1:2379; retrying in \d\.\d s$/,
     );
+  });
+
+  it('retries an etcd out of space, saying that it refuses writes rather than that it is unreachable', async () => {
+    const f = failing(
+      1,
+      () => new StoreFullError('etcd is out of space (NOSPACE alarm: …) and refuses writes until …'),
+    );
+    const o = options(f.open);
+    const outcome = openWithRetry(o);
+    await o.clock.advance(STARTUP_BACKOFF.initialMs);
+    expect(await outcome).toMatchObject({ kind: 'open', attempts: 2 });
+    expect(o.lines.map((l) => l.msg)).toEqual([
+      expect.stringMatching(
+        /^etcd refusing writes at http:\/\/e1:2379, http:\/\/e2:2379: etcd is out of space \(NOSPACE alarm: …\) and refuses writes until …; retrying in \d\.\d s$/,
+      ),
+    ]);
   });
 
   it('gives up at once on refused credentials, a TLS mismatch, or any other failure', async () => {

@@ -1,4 +1,11 @@
-import { type Clock, type Random, StoreAccessDeniedError, StoreUnavailableError, reconnectBackoff } from '@maintd/core';
+import {
+  type Clock,
+  type Random,
+  StoreAccessDeniedError,
+  StoreFullError,
+  StoreUnavailableError,
+  reconnectBackoff,
+} from '@maintd/core';
 import type { Logger } from 'pino';
 
 /**
@@ -65,7 +72,12 @@ export async function openWithRetry<T>(o: OpenWithRetryOptions<T>): Promise<Open
     const waitMs = step.duration;
     o.logger.warn(
       { endpoints: o.endpoints, attempt, retry_in_ms: waitMs },
-      retryMessage(o.endpoints, error.message.replace(/^etcd unavailable: /, ''), waitMs),
+      retryMessage(
+        o.endpoints,
+        error.message.replace(/^etcd unavailable: /, ''),
+        waitMs,
+        error instanceof StoreFullError ? 'refusing writes' : 'not reachable',
+      ),
     );
     try {
       await o.clock.sleep(waitMs, o.signal);
@@ -78,9 +90,18 @@ export async function openWithRetry<T>(o: OpenWithRetryOptions<T>): Promise<Open
 /** The fields of the retry line besides its message (the pretty log format leaves them out). */
 export const RETRY_FIELDS = ['endpoints', 'attempt', 'retry_in_ms'] as const;
 
-/** `etcd not reachable at <endpoints>: <cause>; retrying in 1.2 s` — the exporter's line is the same. */
-export function retryMessage(endpoints: readonly string[], cause: string, waitMs: number): string {
-  return `etcd not reachable at ${endpoints.join(', ')}: ${cause}; retrying in ${(waitMs / 1000).toFixed(1)} s`;
+/**
+ * `etcd not reachable at <endpoints>: <cause>; retrying in 1.2 s` — the exporter's line is the same.
+ * A master also needs to write (its session, orphan recovery): `etcd refusing writes at …` when
+ * etcd is out of space.
+ */
+export function retryMessage(
+  endpoints: readonly string[],
+  cause: string,
+  waitMs: number,
+  state: 'not reachable' | 'refusing writes' = 'not reachable',
+): string {
+  return `etcd ${state} at ${endpoints.join(', ')}: ${cause}; retrying in ${(waitMs / 1000).toFixed(1)} s`;
 }
 
 function messageOf(err: unknown): string {

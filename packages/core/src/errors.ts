@@ -16,9 +16,22 @@ export class MaintdError extends Error {
 /** The backing store (etcd) did not answer in time, refused, or its client circuit is open. */
 export class StoreUnavailableError extends MaintdError {
   /** The error class, as shown in stack traces. */
-  override readonly name = 'StoreUnavailableError';
+  override readonly name: string = 'StoreUnavailableError';
   /** Stable machine-readable code of this error class. */
-  override readonly code = 'store_unavailable';
+  override readonly code: string = 'store_unavailable';
+}
+
+/**
+ * etcd answers but refuses every write: its database reached its space quota and it raised the
+ * NOSPACE alarm. Reads still work. It lasts until an operator compacts and defragments etcd and
+ * disarms the alarm (docs/DEPLOY.md), so it is a {@link StoreUnavailableError} to every caller
+ * that retries, with a message that says what to do.
+ */
+export class StoreFullError extends StoreUnavailableError {
+  /** The error class, as shown in stack traces. */
+  override readonly name: string = 'StoreFullError';
+  /** Stable machine-readable code of this error class. */
+  override readonly code: string = 'store_full';
 }
 
 /**

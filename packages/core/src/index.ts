@@ -9,6 +9,7 @@ export {
   LeaseNotFoundError,
   MaintdError,
   StoreAccessDeniedError,
+  StoreFullError,
   StoreUnavailableError,
   ValidationError,
   WatchCompactedError,

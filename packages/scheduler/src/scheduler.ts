@@ -341,7 +341,8 @@ export class Scheduler {
         try {
           if (await ready()) {
             const due = await this.#d.store.runEvery(name, intervalMs);
-            this.#outage.ok();
+            // A due slot was taken with a write: etcd takes writes again if it was full.
+            this.#outage.ok(due);
             if (due) await job();
           }
         } catch (err) {
@@ -367,7 +368,7 @@ export class Scheduler {
     while (await this.#sleep(everyMs)) {
       try {
         const r = await this.#d.store.recoverOrphaned();
-        this.#outage.ok();
+        this.#outage.ok(r.requeued.length > 0 || r.failed.length > 0);
         if (r.requeued.length > 0 || r.failed.length > 0) {
           this.#d.logger.info({ requeued: r.requeued, failed: r.failed }, 'recovered orphaned tasks');
           this.#wakeAll();
@@ -449,6 +450,8 @@ export class Scheduler {
           } else if (!s.value) {
             drained = true;
           } else {
+            // A claim is a write.
+            this.#outage.ok(true);
             const run: Promise<void> = this.#run(s.value).finally(() => {
               p.running.delete(run);
               p.wake.abort(WAKE);

@@ -1,4 +1,4 @@
-import { FakeClock, OUTAGE_REMINDER_MS, StoreUnavailableError } from '@maintd/core';
+import { FakeClock, OUTAGE_REMINDER_MS, StoreFullError, StoreUnavailableError } from '@maintd/core';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createStoreOutageLog } from './store-outage.js';
@@ -50,6 +50,29 @@ describe('store outage log', () => {
       'etcd still unreachable after 60 s',
       'etcd still unreachable after 120 s',
       'etcd unreachable (stats-scan failed); retrying, and logging at debug until it is back',
+    ]);
+  });
+
+  it('tells etcd out of space from etcd away: says what to do once, stays open while reads succeed, and ends with the first write', async () => {
+    const log = capture();
+    const full = new StoreFullError('etcd is out of space (NOSPACE alarm: …) and refuses writes until …');
+    log.failed(full, 'merge-wal-sweep failed', { job: 'merge-wal-sweep' });
+    for (let t = 0; t < 1.5 * OUTAGE_REMINDER_MS; t += 5000) {
+      await log.clock.advance(5000);
+      // Reads go on working: polls and slots not yet due answer.
+      log.ok();
+      log.failed(full, 'scheduler queue poll failed', { pool: 'general' });
+    }
+    log.ok(true);
+    log.ok(true);
+    expect(log.logs.filter((l) => l.level !== DEBUG).map((l) => [l.level, l.msg])).toEqual([
+      [
+        WARN,
+        'etcd is out of space and refuses writes (merge-wal-sweep failed): compact and defragment it, then disarm ' +
+          'its NOSPACE alarm (docs/DEPLOY.md); retrying, and logging at debug until a write succeeds',
+      ],
+      [WARN, 'etcd still out of space, refusing writes after 60 s'],
+      [INFO, 'etcd accepts writes again after 90.0 s'],
     ]);
   });
 

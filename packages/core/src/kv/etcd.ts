@@ -34,6 +34,7 @@ import {
   LeaseNotFoundError,
   MaintdError,
   StoreAccessDeniedError,
+  StoreFullError,
   StoreUnavailableError,
   WatchCompactedError,
 } from '../errors.js';
@@ -124,10 +125,16 @@ export class EtcdKv implements Kv {
       faultHandling: {
         host: () =>
           halfOpenPassThrough(
-            circuitBreaker(handleWhen(isRecoverableError), {
-              halfOpenAfter,
-              breaker: new ConsecutiveBreaker(3),
-            }),
+            // etcd out of space answers every write with RESOURCE_EXHAUSTED, which etcd3 counts as
+            // recoverable: three writes would open the breaker and refuse the reads that still work
+            // (the masters' API, the exporter) for as long as etcd is full.
+            circuitBreaker(
+              handleWhen((e) => isRecoverableError(e) && !isNoSpace(e)),
+              {
+                halfOpenAfter,
+                breaker: new ConsecutiveBreaker(3),
+              },
+            ),
           ),
         // Retry only when the request cannot have reached etcd: a retried deadline could apply a
         // write twice, and a retried CAS would misreport its own success as a conflict.
@@ -431,6 +438,11 @@ function halfOpenPassThrough(breaker: CircuitBreakerPolicy): CircuitBreakerPolic
 /** How long past its deadline a call may take before the overall bound answers instead. */
 const CALL_BOUND_SLACK_MS = 250;
 
+/** RESOURCE_EXHAUSTED with etcd's ErrNoSpace: the space quota is reached and the NOSPACE alarm raised. */
+function isNoSpace(err: Error): boolean {
+  return /database space exceeded/i.test(err.message);
+}
+
 /** Maps the etcd3 client's many failure shapes onto maintd's error hierarchy. */
 function mapError(err: unknown): Error {
   if (err instanceof MaintdError) return err;
@@ -446,6 +458,13 @@ function mapError(err: unknown): Error {
   if (err instanceof EtcdPermissionDeniedError) {
     return new StoreAccessDeniedError(
       `etcd denied access to the keys under the prefix: ${cleanGrpcMessage(e.message)} (check that the etcd role of ETCD_USERNAME covers ETCD_PREFIX)`,
+      { cause: err },
+    );
+  }
+  if (isNoSpace(e)) {
+    return new StoreFullError(
+      `etcd is out of space (NOSPACE alarm: ${cleanGrpcMessage(e.message)}) and refuses writes until it is ` +
+        'compacted, defragmented and the alarm disarmed',
       { cause: err },
     );
   }
