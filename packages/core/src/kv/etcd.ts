@@ -126,8 +126,8 @@ export class EtcdKv implements Kv {
         host: () =>
           halfOpenPassThrough(
             // etcd out of space answers every write with RESOURCE_EXHAUSTED, which etcd3 counts as
-            // recoverable: three writes would open the breaker and refuse the reads that still work
-            // (the masters' API, the exporter) for as long as etcd is full.
+            // recoverable: every three writes would open the breaker and refuse, half a second at a
+            // time, the reads that still work (the masters' API, the exporter).
             circuitBreaker(
               handleWhen((e) => isRecoverableError(e) && !isNoSpace(e)),
               {
