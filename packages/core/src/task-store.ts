@@ -330,6 +330,14 @@ export class TaskStore {
   }
 
   /**
+   * Whether an active window of (kind, target) gates the automatic work on it: one key read, none
+   * where this store's policy does not run the cooldown for `kind` (see `appliesTo`).
+   */
+  isCoolingDown(kind: TaskKind, target: string, nowMs?: number): Promise<boolean> {
+    return this.#cooldowns.isCoolingDown(kind, target, nowMs);
+  }
+
+  /**
    * Targets of `kind` with an active window, in one prefix read: what a sweep skips. None, and no
    * read, where this store's policy does not run the cooldown for `kind` (see `appliesTo`).
    */

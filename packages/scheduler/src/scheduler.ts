@@ -7,8 +7,6 @@ import {
   type StoreStats,
   StoreUnavailableError,
   type TaskKind,
-  appliesTo,
-  isCooling,
   isParked,
   type TaskOutcome,
   type TaskStore,
@@ -562,17 +560,17 @@ export class Scheduler {
    * for that kind, as a sweep would. Best-effort: the finished task's outcome is committed already.
    */
   async #followUps(kind: TaskKind, target: string, facts: Readonly<Record<string, number>>): Promise<void> {
-    const { store, config, metrics, logger, clock } = this.#d;
+    const { store, metrics, logger, clock } = this.#d;
     for (const next of KIND_NAMES) {
       const follows = kindSpec(next).follows;
       if (!follows || follows.after !== kind || !follows.when(facts)) continue;
       try {
-        const [park, cooldown] = await Promise.all([store.getPark(next, target), store.getCooldown(next, target)]);
+        const [park, cooling] = await Promise.all([store.getPark(next, target), store.isCoolingDown(next, target)]);
         if (isParked(park, clock.now())) {
           metrics.sweepSkipped.inc({ kind: next, reason: 'parked' });
           continue;
         }
-        if (cooldown && appliesTo(config.cooldown, next) && isCooling(cooldown, clock.now())) {
+        if (cooling) {
           metrics.sweepSkipped.inc({ kind: next, reason: 'cooldown' });
           continue;
         }

@@ -239,6 +239,11 @@ export class CooldownStore {
     return out;
   }
 
+  async isCoolingDown(kind: TaskKind, target: string, nowMs = this.#ctx.clock.now()): Promise<boolean> {
+    // As in coolingTargets: no record gates anything where this policy does not run the cooldown.
+    return appliesTo(this.#policy, kind) && isCooling(await this.getCooldown(kind, target), nowMs);
+  }
+
   async coolingTargets(kind: TaskKind, nowMs = this.#ctx.clock.now()): Promise<Set<string>> {
     const out = new Set<string>();
     // Records an earlier configuration left gate nothing once this one turned the cooldown off.
