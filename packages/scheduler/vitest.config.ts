@@ -6,6 +6,9 @@ export default defineConfig({
     teardownTimeout: 10_000,
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // A file per core: vitest's default (cores - 1) runs one at a time on a two-core machine,
+    // where most of these files wait on etcd, timers or child processes.
+    maxWorkers: '100%',
     // `pnpm test:unit` runs the fast tier alone; `pnpm test` runs every project.
     projects: [
       { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'], exclude: ['src/**/*.e2e.test.ts'] } },

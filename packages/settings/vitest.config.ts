@@ -2,6 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    // A file per core: vitest's default (cores - 1) runs one at a time on a two-core machine,
+    // where most of these files wait on etcd, timers or child processes.
+    maxWorkers: '100%',
     // `pnpm test:unit` runs the fast tier alone; `pnpm test` runs every project.
     projects: [
       { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'], exclude: ['src/**/*.e2e.test.ts'] } },
