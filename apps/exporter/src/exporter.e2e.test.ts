@@ -42,7 +42,7 @@ describe('the maintd-exporter binary', () => {
     expect(none.out).toMatch(/invalid ETCD_ENDPOINTS/);
   });
 
-  it('serves the cluster state of a real etcd under its prefix, parks apart from cooling, and exits 0 on SIGTERM', async () => {
+  it('serves the cluster state of a real etcd under its prefix, parks apart from cooling, serves on through SIGHUP, and exits 0 on SIGTERM', async () => {
     const prefix = `/e2e/${randomUUID()}`;
     const kv = new EtcdKv({ endpoints });
     const store = await TaskStore.open({
@@ -72,6 +72,14 @@ describe('the maintd-exporter binary', () => {
         expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
       });
       expect(await (await fetch(url)).text()).toContain(prefix);
+      // SIGHUP (no reload) is logged, and the exporter serves on.
+      child.proc.kill('SIGHUP');
+      await eventually(() =>
+        expect(child.output()).toMatch(
+          /"level":40,.*"msg":"SIGHUP ignored: maintd-exporter reads its settings only when it starts[^"]*","signal":"SIGHUP"/,
+        ),
+      );
+      expect((await fetch(`${url}/metrics`)).status).toBe(200);
       expect(await child.stop()).toBe(0);
       expect(child.output()).toMatch(/"msg":"stopped"/);
     } finally {

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { type ServerType, serve } from '@hono/node-server';
 import { EtcdKv, type EtcdKvOptions, cryptoRandom, diagnoseEtcdTls, etcdKvOptions, systemClock } from '@maintd/core';
-import { EXIT, resolveLogFormat, versionText } from '@maintd/settings';
+import { EXIT, handleStopSignals, resolveLogFormat, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
 import { createApp } from './app.js';
 import type { ExporterConfig } from './config.js';
@@ -108,17 +108,12 @@ export async function main(argv: readonly string[]): Promise<void> {
     logger.fatal({ err }, `cannot listen on ${config.host}:${config.port}: ${err.message}`);
     void shutdown('listen-error').finally(() => process.exit(EXIT.failure));
   });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      void shutdown(signal).then(
-        () => process.exit(EXIT.ok),
-        (err: unknown) => {
-          logger.error({ err }, 'shutdown failed');
-          process.exit(EXIT.failure);
-        },
-      );
-    });
-  }
+  handleStopSignals({
+    program: 'maintd-exporter',
+    logger,
+    terminal: process.stdout.isTTY === true,
+    shutdown,
+  });
 }
 
 /** etcd client options from the config, reading the TLS files (a bad path names its setting). */

@@ -11,7 +11,7 @@ import {
   systemClock,
 } from '@maintd/core';
 import { type Config, PRETTY_LOG_FORMAT, Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
-import { EXIT, resolveLogFormat, versionText } from '@maintd/settings';
+import { EXIT, handleStopSignals, resolveLogFormat, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
 import { createApp } from './app.js';
 import { loadProcessConfig, stdoutIsTty } from './env.js';
@@ -136,17 +136,12 @@ export async function main(argv: readonly string[]): Promise<void> {
     logger.fatal({ err }, `cannot listen on ${config.host}:${config.port}: ${err.message}`);
     void shutdown('listen-error').finally(() => process.exit(EXIT.failure));
   });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      void shutdown(signal).then(
-        () => process.exit(EXIT.ok),
-        (err: unknown) => {
-          logger.error({ err }, 'shutdown failed');
-          process.exit(EXIT.failure);
-        },
-      );
-    });
-  }
+  handleStopSignals({
+    program: 'maintd',
+    logger,
+    terminal: process.stdout.isTTY === true,
+    shutdown,
+  });
 
   let renewFailures = 0;
   const opened = await openWithRetry({

@@ -147,6 +147,31 @@ describe('the maintd binary', () => {
     expect(performance.now() - stopAt).toBeLessThan(3000);
   }, 30_000);
 
+  it('keeps running and ready on SIGHUP, saying that a restart applies new settings, then stops on SIGTERM', async () => {
+    const etcd = await startEtcd();
+    try {
+      const d = await startDaemon({ ETCD_ENDPOINTS: etcd.clientUrl, ETCD_LEASE_TTL_SECS: '5' });
+      const ignored = (): unknown[] =>
+        logLines(d.output())
+          .filter((l) => l.level === 40 && l.signal === 'SIGHUP')
+          .map((l) => l.msg);
+      // Twice, the second once the first is handled (pending signals coalesce): Node's default for
+      // a signal with no listener left would kill it the second time.
+      for (const n of [1, 2]) {
+        d.proc.kill('SIGHUP');
+        await eventually(() => expect(ignored()).toHaveLength(n));
+      }
+      expect(ignored()[1]).toBe(
+        'SIGHUP ignored: maintd reads its settings only when it starts; restart it to apply changes (systemctl restart maintd)',
+      );
+      expect(d.proc.exitCode).toBeNull();
+      expect((await fetch(`${d.url}/readyz`)).status).toBe(200);
+      expect(await terminate(d)).toBe(0);
+    } finally {
+      await etcd.stop();
+    }
+  }, 30_000);
+
   it('started before etcd, becomes ready once etcd is up, without a restart, and runs a task', async () => {
     const worker = await startStubWorker((req) =>
       req.path.includes('/merge-wal/')

@@ -33,3 +33,4 @@ export {
   formatHelp,
   versionText,
 } from './help.js';
+export { type StopSignal, type StopSignalsOptions, handleStopSignals } from './signals.js';
