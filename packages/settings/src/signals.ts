@@ -7,11 +7,10 @@
  * says so and keeps running: Node's default would kill it on the spot, with no graceful shutdown,
  * and systemd counts a death by SIGHUP as a clean exit that `Restart=on-failure` does not restart.
  */
+import { EXIT } from './help.js';
 
 /** The signals {@link handleStopSignals} stops on. */
 export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGHUP';
-
-import { EXIT } from './help.js';
 
 /** What {@link handleStopSignals} needs. */
 export interface StopSignalsOptions {
