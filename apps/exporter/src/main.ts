@@ -111,7 +111,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   handleStopSignals({
     program: 'maintd-exporter',
     logger,
-    terminal: process.stdout.isTTY === true,
+    terminal: stdoutIsTty(),
     shutdown,
   });
 }

@@ -139,7 +139,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   handleStopSignals({
     program: 'maintd',
     logger,
-    terminal: process.stdout.isTTY === true,
+    terminal: stdoutIsTty(),
     shutdown,
   });
 
