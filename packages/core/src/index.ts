@@ -34,6 +34,7 @@ export type {
   WatchOptions,
 } from './kv/port.js';
 export {
+  type CooldownState,
   type ErrorClass,
   ErrorClassSchema,
   type MasterInfo,
@@ -59,6 +60,7 @@ export {
   TaskStateSchema,
   type WorkerScan,
   WorkerScanSchema,
+  cooldownState,
   encodeCooldown,
   encodePark,
   encodeTask,

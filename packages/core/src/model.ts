@@ -289,9 +289,39 @@ export function encodePark(p: ParkRecord): string {
 /**
  * Whether a park keeps the sweeps off its target at `nowMs`: present, and either open-ended or
  * not yet past its `until_ms`. A lapsed park's key stays until released, but gates nothing.
+ *
+ * @remarks
+ * Takes only `until_ms` so that every holder of a park (a full {@link ParkRecord}, the exporter's
+ * decoded fields, the dashboard's API types) asks the same question the same way.
  */
-export function isParked(park: ParkRecord | undefined, nowMs: number): boolean {
+export function isParked(park: { readonly until_ms: number | null } | undefined, nowMs: number): boolean {
   return park !== undefined && (park.until_ms === null || nowMs < park.until_ms);
+}
+
+/**
+ * Where a (kind, store) stands at a given time: `parked` (an operator's park is in force; it wins
+ * over the rest), `cooling` (a cooldown window is open), `below` (failures counted, none opened a
+ * window) or `lapsed` (the window ended; the count stays until a success or the record's lease ends).
+ */
+export type CooldownState = 'parked' | 'cooling' | 'below' | 'lapsed';
+
+/**
+ * The {@link CooldownState} of a (kind, store) with this cooldown record and park at `nowMs`;
+ * undefined when it has neither a record nor a park in force (a lapsed park alone gates nothing).
+ *
+ * @remarks
+ * Structural parameters, as {@link isParked}: the API, the exporter and the dashboard each hold
+ * their own shape of the same two records and must agree on the state.
+ */
+export function cooldownState(
+  cooldown: { readonly until_ms: number | null } | undefined,
+  park: { readonly until_ms: number | null } | undefined,
+  nowMs: number,
+): CooldownState | undefined {
+  if (isParked(park, nowMs)) return 'parked';
+  if (!cooldown) return undefined;
+  if (cooldown.until_ms === null) return 'below';
+  return cooldown.until_ms > nowMs ? 'cooling' : 'lapsed';
 }
 
 /** True for `done` and `failed`. */
