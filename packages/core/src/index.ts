@@ -16,7 +16,9 @@ export {
 } from './errors.js';
 export { createIdGenerator } from './ids.js';
 export { DEFAULT_PREFIX, type Keys, keysFor, targetFromHex, targetHex } from './keys.js';
-export { type EtcdConnectionSettings, EtcdKv, type EtcdKvOptions, diagnoseEtcdTls, etcdKvOptions } from './kv/etcd.js';
+export { EtcdKv } from './kv/etcd.js';
+export { type EtcdConnectionSettings, type EtcdKvOptions, etcdKvOptions } from './kv/etcd-options.js';
+export { diagnoseEtcdTls } from './kv/etcd-tls.js';
 export { MemoryKv, type MemoryKvOptions } from './kv/memory.js';
 export type {
   Compare,

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { createServer } from 'node:tls';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { diagnoseEtcdTls, etcdKvOptions } from './etcd.js';
+import { etcdKvOptions } from './etcd-options.js';
+import { diagnoseEtcdTls } from './etcd-tls.js';
 
 let dir: string;
 beforeAll(async () => {

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { FakeClock } from '../clock.js';
-import { EtcdKv, type EtcdKvOptions } from '../kv/etcd.js';
+import { EtcdKv } from '../kv/etcd.js';
+import type { EtcdKvOptions } from '../kv/etcd-options.js';
 import { MemoryKv } from '../kv/memory.js';
 import type { Kv } from '../kv/port.js';
 
