@@ -1,5 +1,24 @@
+export { BEARER_AUTH, ErrorSchema, LIST_RULE, MAX_BODY_BYTES, PAGING_RULE } from './contract.js';
+export { OPENAPI_INFO, ROUTES, openApiDocument } from './document.js';
 export {
-  BEARER_AUTH,
+  EventMessageSchema,
+  HelloEventSchema,
+  type MaintdEvent,
+  MaintdEventSchema,
+  OverflowEventSchema,
+} from './events.js';
+export {
+  listCooldownsRoute,
+  parkRoute,
+  policyRoute,
+  resetCooldownRoute,
+  resetCooldownsRoute,
+} from './routes/cooldowns.js';
+export { eventsRoute } from './routes/events.js';
+export { mastersRoute, storesRoute, workersRoute } from './routes/fleet.js';
+export { healthRoute, metricsRoute, openApiRoute, readyRoute } from './routes/operations.js';
+export { enqueueRoute, getTaskRoute, listTasksRoute } from './routes/tasks.js';
+export {
   COOLDOWN_PAGE_MAX,
   type CooldownSort,
   CooldownSortSchema,
@@ -8,39 +27,10 @@ export {
   CooldownStateSchema,
   type CooldownView,
   CooldownSchema,
-  ErrorSchema,
-  EventMessageSchema,
-  HelloEventSchema,
-  LIST_RULE,
-  MAX_BODY_BYTES,
-  type MaintdEvent,
-  MaintdEventSchema,
-  OPENAPI_INFO,
-  OverflowEventSchema,
-  PAGING_RULE,
   type ParkView,
   ParkViewSchema,
-  type PolicyView,
-  PolicySchema,
-  ROUTES,
-  cooldownState,
-  cooldownView,
-  enqueueRoute,
-  eventsRoute,
-  getTaskRoute,
-  healthRoute,
-  listCooldownsRoute,
-  listTasksRoute,
-  mastersRoute,
-  metricsRoute,
-  openApiDocument,
-  openApiRoute,
-  parkRoute,
-  policyRoute,
-  policyView,
-  readyRoute,
-  resetCooldownRoute,
-  resetCooldownsRoute,
-  storesRoute,
-  workersRoute,
-} from './routes.js';
+} from './schemas/cooldown.js';
+export { type PolicyView, PolicySchema } from './schemas/policy.js';
+export { cooldownView, policyView } from './views.js';
+// The state of a (kind, store) is core's: re-exported so that this module's consumers keep their import.
+export { cooldownState } from '@maintd/core';

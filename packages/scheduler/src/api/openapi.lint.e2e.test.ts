@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BEARER_AUTH, openApiDocument } from './routes.js';
+import { BEARER_AUTH, openApiDocument } from './index.js';
 
 const run = promisify(execFile);
 const PACKAGE_DIR = fileURLToPath(new URL('../..', import.meta.url));

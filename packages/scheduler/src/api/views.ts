@@ -1,0 +1,75 @@
+/**
+ * The API's views of stored records (docs/ARCHITECTURE.md §3.4): what a route serves for a
+ * cooldown record and its park, or for a master's cooldown policy. Pure functions of the
+ * records and the time.
+ */
+import { type CooldownPolicy, type ParkRecord, type TaskCooldown, cooldownState } from '@maintd/core';
+import type { CooldownView, ParkView } from './schemas/cooldown.js';
+import type { PolicyView } from './schemas/policy.js';
+
+/** ISO 8601 text of a time in ms since the Unix epoch (millisecond precision, UTC). */
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * The API's view of one (kind, store) at `nowMs`: its cooldown record with `until` beside
+ * `until_ms`, merged with its park when one is in force. Null when there is neither a record nor
+ * a park in force (a lapsed park alone is not shown: it gates nothing).
+ */
+export function cooldownView(
+  cooldown: TaskCooldown | undefined,
+  parked: ParkRecord | undefined,
+  nowMs: number,
+): CooldownView | null {
+  const state = cooldownState(cooldown, parked, nowMs);
+  if (state === undefined) return null;
+  const p = state === 'parked' ? parked : undefined;
+  const parkView: ParkView | undefined = p && {
+    reason: p.reason,
+    by: p.by,
+    parked_at_ms: p.parked_at_ms,
+    parked_at: iso(p.parked_at_ms),
+    until_ms: p.until_ms,
+    until: p.until_ms === null ? null : iso(p.until_ms),
+  };
+  if (!cooldown) {
+    const only = p!;
+    return {
+      kind: only.kind,
+      target: only.target,
+      state,
+      failures: 0,
+      until_ms: null,
+      until: null,
+      last_error: '',
+      parked: parkView!,
+    };
+  }
+  return {
+    kind: cooldown.kind,
+    target: cooldown.target,
+    state,
+    failures: cooldown.failures,
+    until_ms: cooldown.until_ms,
+    until: cooldown.until_ms === null ? null : iso(cooldown.until_ms),
+    last_error: cooldown.last_error,
+    last_error_class: cooldown.last_error_class,
+    first_failure_ms: cooldown.first_failure_ms,
+    last_failure_ms: cooldown.last_failure_ms,
+    last_task_id: cooldown.last_task_id,
+    ...(parkView ? { parked: parkView } : {}),
+  };
+}
+
+/** The API's view of a cooldown policy, run by master `masterId`. */
+export function policyView(policy: CooldownPolicy, masterId: string): PolicyView {
+  return {
+    threshold: policy.afterFailures,
+    base_secs: policy.baseSecs,
+    max_secs: policy.maxSecs,
+    jitter: policy.jitter,
+    kinds: [...policy.kinds],
+    guard_percent: policy.maxPercent,
+    count_infrastructure_failures: policy.countInfrastructure,
+    master_id: masterId,
+  };
+}
