@@ -4,7 +4,11 @@ export { KINDS, KIND_NAMES, kindSpec } from './kinds/index.js';
 export { PRETTY_LOG_FORMAT } from './log-format.js';
 export type { FollowUp, KindContext, KindRun, KindSpec, PoolName, SweepSpec } from './kinds/spec.js';
 export { type Metrics, createMetrics } from './metrics.js';
-export { Scheduler, type SchedulerDeps, type ScanSummary, type SweepSummary, type WorkerStatus } from './scheduler.js';
+export { Scheduler } from './scheduler.js';
+export type { SchedulerDeps } from './scheduler/context.js';
+export type { ScanSummary } from './scheduler/stats-scan.js';
+export type { SweepSummary } from './scheduler/sweep.js';
+export type { WorkerStatus } from './scheduler/worker-status.js';
 export {
   type EnvName,
   type LoadConfigInput,

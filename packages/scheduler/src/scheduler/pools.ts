@@ -1,0 +1,129 @@
+import type { Claim, TaskKind } from '@maintd/core';
+import type { Config } from '../config.js';
+import { KIND_NAMES, kindSpec } from '../kinds/index.js';
+import type { PoolName } from '../kinds/spec.js';
+import type { LoopContext } from './context.js';
+
+/** How long an idle pool sleeps when no queue event wakes it. */
+export const POLL_MS = 2000;
+
+/**
+ * The reason a pool's sleep is cut short. Given explicitly because `abort()` without one builds
+ * a DOMException (a stack trace) per call, and pools are woken on every queue change.
+ */
+const WAKE = new Error('woken');
+
+/** A pool as configured: its name, the kinds it claims and how many tasks it runs at once. */
+export interface PoolPlan {
+  readonly name: PoolName;
+  readonly kinds: readonly TaskKind[];
+  readonly size: number;
+}
+
+/**
+ * The pools of a master (docs/ARCHITECTURE.md §3.2): a general pool and a merge pool, or with
+ * MERGE_WAL_CONCURRENCY 0 one general pool that claims every kind.
+ */
+export function planPools(pools: Config['pools']): PoolPlan[] {
+  const { taskConcurrency, mergeWalConcurrency } = pools;
+  const of = (name: PoolName): TaskKind[] => KIND_NAMES.filter((k) => kindSpec(k).pool === name);
+  return mergeWalConcurrency > 0
+    ? [
+        { name: 'general', kinds: of('general'), size: taskConcurrency },
+        { name: 'merge', kinds: of('merge'), size: mergeWalConcurrency },
+      ]
+    : [{ name: 'general', kinds: KIND_NAMES, size: taskConcurrency }];
+}
+
+/**
+ * One pool: claims tasks of its kinds while it has free slots and runs each. A resource:
+ * `loop()` it until the scheduler stops; `wake()` it when a task may be waiting.
+ */
+export class Pool {
+  readonly name: PoolName;
+  readonly kinds: readonly TaskKind[];
+  readonly size: number;
+  readonly #ctx: LoopContext;
+  readonly #run: (claim: Claim) => Promise<void>;
+  readonly #running = new Set<Promise<void>>();
+  #wake = new AbortController();
+
+  constructor(plan: PoolPlan, ctx: LoopContext, run: (claim: Claim) => Promise<void>) {
+    this.name = plan.name;
+    this.kinds = plan.kinds;
+    this.size = plan.size;
+    this.#ctx = ctx;
+    this.#run = run;
+  }
+
+  /** Tasks this pool runs now. */
+  get runningCount(): number {
+    return this.#running.size;
+  }
+
+  /** The runs in progress, each settling when its task is finished or abandoned. */
+  running(): Promise<void>[] {
+    return [...this.#running];
+  }
+
+  /** Cuts the pool's sleep short: a task was queued, a slot freed, or the scheduler stops. */
+  wake(): void {
+    this.#wake.abort(WAKE);
+  }
+
+  /** Claims and runs tasks until the scheduler stops. */
+  async loop(): Promise<void> {
+    const { stop } = this.#ctx;
+    while (!stop.aborted) {
+      // A fresh controller only once the last one fired: an idle pool polls every POLL_MS, and
+      // a controller per poll was a large share of a simulation's CPU (Node builds a
+      // transferable AbortSignal for each).
+      if (this.#wake.signal.aborted) this.#wake = new AbortController();
+      while (this.#running.size < this.size && !stop.aborted) {
+        if (await this.#claimFreeSlots()) break;
+      }
+      try {
+        // stop() aborts every pool's wake signal too; AbortSignal.any would leak listeners on
+        // the long-lived stop signal (Node 20), one per poll.
+        await this.#ctx.deps.clock.sleep(POLL_MS, this.#wake.signal);
+      } catch {
+        // Woken: a task was queued, a slot freed, or we are stopping.
+      }
+    }
+  }
+
+  /** Claims a task for every free slot and starts each; true when the queue is drained (or failed). */
+  async #claimFreeSlots(): Promise<boolean> {
+    const { deps, activity, outage } = this.#ctx;
+    // Every free slot claims at once: concurrent claims go to etcd as one transaction
+    // (the store's group commit), where one after another would cost a round trip each.
+    const free = this.size - this.#running.size;
+    // A claim in flight may have committed already: until it is a running task, not idle.
+    activity.claiming += free;
+    const settled = await Promise.allSettled(
+      Array.from({ length: free }, () =>
+        deps.store.claimNext(this.kinds).finally(() => {
+          activity.claiming--;
+        }),
+      ),
+    );
+    let drained = false;
+    for (const s of settled) {
+      if (s.status === 'rejected') {
+        outage.failed(s.reason, 'scheduler queue poll failed', { pool: this.name });
+        drained = true;
+      } else if (!s.value) {
+        drained = true;
+      } else {
+        // A claim is a write.
+        outage.ok(true);
+        const run: Promise<void> = this.#run(s.value).finally(() => {
+          this.#running.delete(run);
+          this.wake();
+        });
+        this.#running.add(run);
+      }
+    }
+    return drained;
+  }
+}
