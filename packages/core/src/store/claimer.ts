@@ -1,27 +1,21 @@
 import { LeaseNotFoundError } from '../errors.js';
 import { keyAfter } from '../keys.js';
-import type { KeyValue, RangeResult, WatchEvent } from '../kv/port.js';
+import type { KeyValue } from '../kv/port.js';
 import { type TaskKind, type TaskRecord, TaskRecordSchema, encodeTask } from '../model.js';
 import { type Candidate, CandidateOrder } from './candidate-order.js';
-import { decode, idTime } from './codec.js';
+import { decode } from './codec.js';
 import type { StoreContext } from './context.js';
 import { dependencyVerdict, failDependent } from './dependencies.js';
 import { type CooldownRead, cooldownRead } from './cooldown-store.js';
 import type { KnownRecord, KnownRecords, LocalClaims } from './local-state.js';
 import type { QueueMirror } from './queue-mirror.js';
-import { rendezvousRank } from './rendezvous.js';
+import { QueuePages } from './queue-pages.js';
+import type { QueueShares } from './queue-shares.js';
 
-const QUEUE_PAGE = 256;
-/** Most masters a first queue page is lengthened for (see `#page`): 2,048 ids, about 100 KB. */
-const PAGE_PEERS_MAX = 8;
 /** Widest window of queue candidates a claimer that keeps losing races picks its next try from. */
 const CLAIM_SPREAD_MAX = 32;
 /** Candidate records read in one transaction ahead of claim attempts. */
 const READ_AHEAD = 8;
-/** How long one read of the live masters decides which queued tasks are this master's share. */
-const PEERS_TTL_MS = 5000;
-/** Rendezvous ranks remembered; cleared beyond this (a queue page is at most 2,048 ids per kind). */
-const RANK_MEMO_MAX = 16_384;
 /** What `#tryClaim` returns when another claimer took the task first. */
 const LOST = Symbol('lost');
 
@@ -50,28 +44,28 @@ export interface Claim {
  * claimed; otherwise the master takes the others' share (which also covers a peer that died or
  * stalls) from the page's young end, the tasks it ranks next for first, where their owner
  * reaches last. FIFO thus loosens to "oldest of one's share within the head page"; contention
- * that remains is spread over the oldest few candidates.
+ * that remains is spread over the oldest few candidates: a claimer that loses a race draws its
+ * next tries from a window of the oldest (up to {@link CLAIM_SPREAD_MAX}), widening per loss and
+ * narrowing per win, so that masters stop racing each other for the very oldest task.
+ * Uncontended, the oldest runnable task is claimed.
  */
 export class Claimer {
   readonly #ctx: StoreContext;
   readonly #known: KnownRecords;
   readonly #claims: LocalClaims;
   readonly #mirror: QueueMirror;
+  readonly #shares: QueueShares;
+  readonly #pages: QueuePages;
   /** Width of the queue window the next claim draws its first try from (1: strictly oldest). */
   #spread = 1;
-  /** Queue page reads in flight, by queue prefix, with the mirror epoch they began in (see #queuePage). */
-  readonly #pagesInFlight = new Map<string, { readonly read: Promise<RangeResult>; readonly epoch: number }>();
-  /** The live masters' ids (this one included) and when they were read. */
-  #peers: { readonly ids: readonly string[]; readonly readAt: number } | undefined;
-  #peersInFlight: Promise<readonly string[]> | undefined;
-  /** Where this master ranks for a task id (0: its share), for the current {@link #peers}. */
-  readonly #rank = new Map<string, number>();
 
-  constructor(ctx: StoreContext, known: KnownRecords, claims: LocalClaims, mirror: QueueMirror) {
+  constructor(ctx: StoreContext, known: KnownRecords, claims: LocalClaims, mirror: QueueMirror, shares: QueueShares) {
     this.#ctx = ctx;
     this.#known = known;
     this.#claims = claims;
     this.#mirror = mirror;
+    this.#shares = shares;
+    this.#pages = new QueuePages(ctx, mirror, shares);
   }
 
   async claimNext(kinds: readonly TaskKind[]): Promise<Claim | undefined> {
@@ -88,14 +82,14 @@ export class Claimer {
     const records = new Map<string, KeyValue | undefined>();
     // Contention outlives one call: a claimer that just lost races starts spread out.
     let spread = this.#spread;
-    const peers = await this.#livePeers();
+    const peers = await this.#shares.livePeers();
     while (exhausted.size < kinds.length) {
       // One page per kind, merged by id: ids are UUIDv7, so this is FIFO across kinds.
       const pages: { readonly kind: TaskKind; readonly ids: readonly string[] }[] = [];
       for (const kind of kinds) {
         if (exhausted.has(kind)) continue;
         const prefix = k.queuePrefix(kind);
-        const page = await this.#page(kind, prefix, cursors.get(kind), peers);
+        const page = await this.#pages.page(kind, prefix, cursors.get(kind), peers);
         if (!page.more) exhausted.add(kind);
         const last = page.ids.at(-1);
         if (last !== undefined) cursors.set(kind, keyAfter(prefix + last));
@@ -184,7 +178,7 @@ export class Claimer {
     pages: readonly { readonly kind: TaskKind; readonly ids: readonly string[] }[],
     peers: readonly string[],
   ): CandidateOrder {
-    const rank = peers.length > 1 ? (id: string): number => this.#rankOf(id, peers) : undefined;
+    const rank = peers.length > 1 ? (id: string): number => this.#shares.rankOf(id, peers) : undefined;
     const [only] = pages;
     if (pages.length === 1 && only) return new CandidateOrder(only.ids, () => only.kind, rank);
     const merged: Candidate[] = pages.flatMap(({ kind, ids }) => ids.map((id) => ({ kind, id })));
@@ -194,122 +188,6 @@ export class Claimer {
       (i) => merged[i]!.kind,
       rank,
     );
-  }
-
-  /** Where this master ranks for `id` among `peers` (0: its own share), remembered. */
-  #rankOf(id: string, peers: readonly string[]): number {
-    let rank = this.#rank.get(id);
-    if (rank === undefined) {
-      if (this.#rank.size >= RANK_MEMO_MAX) this.#rank.clear();
-      rank = rendezvousRank(id, peers, this.#ctx.masterId);
-      this.#rank.set(id, rank);
-    }
-    return rank;
-  }
-
-  /**
-   * Forgets the live masters read last: a master died (its orphans were requeued). Its share
-   * would otherwise hold the requeued tasks until the next read, up to {@link PEERS_TTL_MS} later,
-   * and the others take such a share last, after their own: a dead master's tasks waited up to
-   * 5 s more for a slot.
-   */
-  mastersChanged(): void {
-    this.#peers = undefined;
-  }
-
-  /**
-   * Watches the queue for requeued orphans: a task put in the queue well after its enqueue (its
-   * id says when) was recovered from a master that died, so the live masters have changed.
-   */
-  observeQueue(events: readonly Pick<WatchEvent, 'type' | 'key'>[]): void {
-    // Already to be read again at the next claim: every queue change is seen here.
-    if (!this.#peers) return;
-    const now = this.#ctx.clock.now();
-    for (const e of events) {
-      if (e.type !== 'put') continue;
-      const enqueuedAt = idTime(e.key.slice(e.key.lastIndexOf('/') + 1));
-      if (enqueuedAt !== undefined && now - enqueuedAt > PEERS_TTL_MS) {
-        this.mastersChanged();
-        return;
-      }
-    }
-  }
-
-  /**
-   * The live masters, this one included, read at most every {@link PEERS_TTL_MS}: a master that
-   * joins is given a share a few seconds late, and one that dies keeps one until its orphans are
-   * requeued (see {@link Claimer.mastersChanged}).
-   */
-  async #livePeers(): Promise<readonly string[]> {
-    const now = this.#ctx.clock.now();
-    if (this.#peers && now - this.#peers.readAt < PEERS_TTL_MS) return this.#peers.ids;
-    this.#peersInFlight ??= (async () => {
-      const prefix = this.#ctx.keys.mastersPrefix;
-      const res = await this.#ctx.kv.range(prefix, { keysOnly: true });
-      const ids = new Set(res.kvs.map((kv) => kv.key.slice(prefix.length)));
-      ids.add(this.#ctx.masterId);
-      const sorted = [...ids].sort();
-      if (sorted.join('\0') !== this.#peers?.ids.join('\0')) this.#rank.clear();
-      this.#peers = { ids: sorted, readAt: now };
-      return sorted;
-    })().finally(() => {
-      this.#peersInFlight = undefined;
-    });
-    return this.#peersInFlight;
-  }
-
-  /**
-   * Reads a page of queue keys. Concurrent first-page reads of one instance (pool slots claiming
-   * at once) share a single request: the page is only a list of candidates, and every claim is
-   * re-checked by its transaction, so a read a few milliseconds old is as good as a fresh one.
-   */
-  #queuePage(
-    prefix: string,
-    from: string | undefined,
-    limit: number,
-  ): { readonly read: Promise<RangeResult>; readonly epoch: number } {
-    const read = (): Promise<RangeResult> =>
-      this.#ctx.kv.range(prefix, { limit, keysOnly: true, ...(from ? { fromKey: from } : {}) });
-    if (from) return { read: read(), epoch: this.#mirror.epoch };
-    let pending = this.#pagesInFlight.get(prefix);
-    if (!pending) {
-      pending = { read: read().finally(() => this.#pagesInFlight.delete(prefix)), epoch: this.#mirror.epoch };
-      this.#pagesInFlight.set(prefix, pending);
-    }
-    return pending;
-  }
-
-  /**
-   * Candidate ids of one page of `kind`'s queue: the first from the mirror when it holds the
-   * queue's head (no read), else read — and a first page read is handed to the mirror to keep.
-   * With peers, a page is as many times longer as there are masters (up to
-   * {@link PAGE_PEERS_MAX}), so that it holds a page's worth of this master's own share; and a
-   * mirrored head that holds none of it, with more of the queue beyond and half of it claimed
-   * since it was read, is read again: the head has moved, and this master's share with it. (A
-   * head that is mostly a dead or slow peer's share is taken from as it is, and read again only
-   * each half page, not per claim.)
-   */
-  async #page(
-    kind: TaskKind,
-    prefix: string,
-    from: string | undefined,
-    peers: readonly string[],
-  ): Promise<{ readonly ids: readonly string[]; readonly more: boolean }> {
-    const now = this.#ctx.clock.now();
-    const head = from === undefined ? this.#mirror.head(kind, now) : undefined;
-    if (
-      head &&
-      (head.complete || !head.halved || peers.length < 2 || head.ids.some((id) => this.#rankOf(id, peers) === 0))
-    ) {
-      return { ids: head.ids, more: !head.complete };
-    }
-    if (head) this.#mirror.forget(kind);
-    const limit = QUEUE_PAGE * Math.min(peers.length, PAGE_PEERS_MAX);
-    const { read, epoch } = this.#queuePage(prefix, from, limit);
-    const page = await read;
-    const ids = page.kvs.map((kv) => kv.key.slice(prefix.length));
-    if (from === undefined) this.#mirror.adopt(kind, ids, !page.more, page.revision, epoch, now);
-    return { ids, more: page.more };
   }
 
   async #tryClaim(
