@@ -5,7 +5,7 @@ import { type ExecutorDeps, type WorkerAttempt, checkTarget, ownersOutcome, runO
 import type { KindSpec } from './spec.js';
 
 /** What a compact run came to. */
-export interface CompactResult {
+interface CompactResult {
   readonly outcome: TaskOutcome;
   /** Every worker call, in call order. */
   readonly attempts: readonly WorkerAttempt[];
@@ -32,7 +32,7 @@ const sum = (xs: readonly number[]): number =>
  * classes as for merge_wal: an error reply is `target` (the store is broken there), unreachable
  * workers only are `infrastructure`, and a 404 from every worker asked is `target`.
  */
-export async function runCompact(
+async function runCompact(
   target: string,
   deps: ExecutorDeps & { readonly owners?: readonly string[] | undefined },
 ): Promise<CompactResult> {

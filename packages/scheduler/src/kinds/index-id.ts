@@ -1,10 +1,10 @@
 import type { TaskOutcome } from '@maintd/core';
 import { z } from 'zod';
 import { type ExecutorDeps, type WorkerAttempt, checkTarget, ownersOutcome, runOnOwners } from '../executor.js';
-import type { KindSpec } from './spec.js';
+import type { KindRun, KindSpec } from './spec.js';
 
 /** What an index_id run came to. */
-export interface IndexIdResult {
+interface IndexIdResult {
   readonly outcome: TaskOutcome;
   /** Every worker call, in call order. */
   readonly attempts: readonly WorkerAttempt[];
@@ -17,7 +17,7 @@ const IndexIdReplySchema = z.object({ index_type: z.enum(['btree', 'zonemap']) }
  * compaction: `200 {"index_type"}` is done, `built <type> index on id` (the types of several
  * owners, distinct, joined by `+`); failure classes as for compact.
  */
-export async function runIndexId(
+async function runIndexId(
   target: string,
   deps: ExecutorDeps & { readonly owners?: readonly string[] | undefined },
 ): Promise<IndexIdResult> {
@@ -37,7 +37,7 @@ export const indexId = {
   pool: 'general',
   follows: { after: 'compact', when: (facts) => (facts.fragments_added ?? 0) > 0 },
   settings: {},
-  run: async (target, ctx) => {
+  run: async (target, ctx): Promise<KindRun> => {
     const owners = await ctx.owners();
     return runIndexId(target, { ...ctx, owners });
   },

@@ -11,15 +11,15 @@ import {
   checkTarget,
 } from '../executor.js';
 import { isStoreError } from '../workers/client.js';
-import type { KindSpec } from './spec.js';
+import type { KindRun, KindSpec } from './spec.js';
 
 /** One worker call of a merge, with the generations that worker folded (0 unless `ok`). */
-export interface MergeWalAttempt extends WorkerAttempt {
+interface MergeWalAttempt extends WorkerAttempt {
   readonly reclaimed: number;
 }
 
 /** What a merge_wal run came to. */
-export interface MergeWalResult {
+interface MergeWalResult {
   readonly outcome: TaskOutcome;
   /** Generations reclaimed over all workers. */
   readonly reclaimed: number;
@@ -37,7 +37,7 @@ const MergeReplySchema = z.object({ reclaimed: z.number().int().nonnegative() })
  * the like: see `isStoreError`), so a broken store enters the
  * cooldown; errors beside progress leave it done, with the errors in the detail.
  */
-export async function runMergeWal(target: string, deps: ExecutorDeps): Promise<MergeWalResult> {
+async function runMergeWal(target: string, deps: ExecutorDeps): Promise<MergeWalResult> {
   const invalid = checkTarget(target);
   if (invalid) return { outcome: invalid, reclaimed: 0, attempts: [] };
   if (deps.endpoints.length === 0) {
@@ -105,7 +105,7 @@ export const mergeWal = {
       description: 'Pending WAL generations at which the sweep enqueues a merge.',
     }),
   },
-  run: async (target, ctx) => {
+  run: async (target, ctx): Promise<KindRun> => {
     const r = await runMergeWal(target, ctx);
     ctx.metrics.generationsReclaimed.inc(r.reclaimed);
     for (const a of r.attempts) {
