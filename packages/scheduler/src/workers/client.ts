@@ -243,8 +243,8 @@ async function undiciReply(
     contentLength: Number.isFinite(declared) ? declared : undefined,
     chunks: res.body,
     // Drains a short reply (a 404's few bytes): destroying an unread body made undici build an
-    // abort error, stack trace included, per call, which profiled at 2% of a master's CPU (a
-    // store is missing on most workers, so most merges get a 404 or two).
+    // abort error, stack trace included, per call, a visible share of a master's CPU
+    // (docs/SCALING.md) since a store is missing on most workers, so most merges get a 404 or two.
     discard: () => void res.body.dump({ limit: DISCARD_DRAIN_BYTES }).catch(() => undefined),
     read: () => res.body.arrayBuffer(),
   };
