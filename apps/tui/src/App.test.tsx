@@ -136,18 +136,18 @@ describe('views', () => {
     expect(m.frame()).toMatch(/merge_wal far\s+cooling\s+9\/3\s+30h00m\s+\d\d-\d\d \d\d:\d\d\s+5h28m/);
   });
 
-  it('the cause column leads with the worker’s error, also for a master that wrote the summary first', async () => {
+  it('the cause column leads with the error, also for an executor that threw', async () => {
     const data = {
       ...sampleFleet(),
       cooldowns: cooldownMap([
-        cooldown('old-master', {
-          last_error: 'merged 0 generations across 1/2 workers; http://w2:8080: HTTP 500: Not found: /data/x.lance',
+        cooldown('threw', {
+          last_error: 'executor failed: http://w2:8080: HTTP 500: Not found: /data/x.lance',
         }),
       ]),
     };
     const m = mount({ data, size: { columns: 80, rows: 24 } });
     await m.press('3');
-    expect(m.frame()).toMatch(/CAUSE\n.*merge_wal old-master\s+cooling\s+3\/3\s+10m00s http:\/\/w2:8080: HTTP 5~/);
+    expect(m.frame()).toMatch(/CAUSE\n.*merge_wal threw\s+cooling\s+3\/3\s+10m00s http:\/\/w2:8080: HTTP 5~/);
   });
 
   it('a parked row reads parked, with its reason and who parked it', async () => {

@@ -5,8 +5,8 @@
  */
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { cooldownState } from '@maintd/core';
 import type { MaintdEvent } from '../src/api/events.js';
-import { entryState } from '../src/api/normalize.js';
 import type { Cooldown, Master, Policy, Store, Task, Worker } from '../src/api/types.js';
 import { cooldownKey } from '../src/state/fleet.js';
 
@@ -18,10 +18,8 @@ export interface FakeState {
   cooldowns: Map<string, Cooldown>;
   tasks: Task[];
   guardOverflow: number;
-  /** The policy `GET /api/v1/scheduler/policy` answers; undefined answers 404 (an old master). */
-  policy: Policy | undefined;
-  /** Answer like a master from before paging: `limit` ignored, no `Link`, no `X-Total-Count`. */
-  unpaged: boolean;
+  /** The policy `GET /api/v1/scheduler/policy` answers. */
+  policy: Policy;
   /** Delay of every answer except the event stream. */
   delayMs: number;
   /** Answer nothing at all (requests hang until the fake closes). */
@@ -96,7 +94,7 @@ export function cooldown(target: string, over: Partial<Omit<Cooldown, 'until' | 
   return {
     ...record,
     until: record.until_ms === null ? null : new Date(record.until_ms).toISOString(),
-    state: entryState(record, FIXTURE_NOW),
+    state: cooldownState(record, record.parked, FIXTURE_NOW)!,
   };
 }
 
@@ -126,7 +124,6 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
     tasks: [],
     guardOverflow: 0,
     policy: policy(),
-    unpaged: false,
     delayMs: 0,
     hang: false,
     requests: [],
@@ -150,19 +147,11 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
       const entries = [...state.cooldowns.values()].sort((a, b) =>
         cooldownKey(a.kind, a.target) < cooldownKey(b.kind, b.target) ? -1 : 1,
       );
-      if (!q.has('limit') || state.unpaged) {
-        const all = q.get('all') === 'true';
-        return json(
-          res,
-          200,
-          entries.filter((c) => all || c.until_ms !== null || c.parked),
-        );
-      }
       // Paged, as the master pages: one state (absent: cooling and parked), a cursor (here the
       // position), `Link` while more follow, `X-Total-Count`.
       const wanted = q.get('state');
       const match = entries.filter((c) => {
-        const s = entryState(c, now);
+        const s = cooldownState(c, c.parked, now);
         return wanted ? s === wanted : s === 'cooling' || s === 'parked';
       });
       const limit = Number(q.get('limit'));
@@ -182,7 +171,6 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
       return;
     }
     if (req.method === 'GET' && path === '/api/v1/scheduler/policy') {
-      if (!state.policy) return json(res, 404, { error: `no route for ${req.method} ${path}` });
       return json(res, 200, state.policy);
     }
     if (req.method === 'GET' && path === '/api/v1/stores') {

@@ -1,7 +1,6 @@
 import createClient from 'openapi-fetch';
 import { sanitizeDeep, sanitizeText } from '../sanitize.js';
 import type { paths } from './schema.js';
-import { normalizeCooldown } from './normalize.js';
 import type { Cooldown, Master, Policy, Store, Task, TaskKind, TaskPage, TaskQuery, Worker } from './types.js';
 
 /** A request the master answered with an error status. */
@@ -98,7 +97,7 @@ export class MaintdClient {
   /**
    * Every cooldown entry (parks, open windows, counters below the threshold and lapsed windows),
    * read in pages of 200 and following `Link: <…>; rel="next"`, so no request builds (or parses)
-   * a 3 MB body. A master from before paging answers the whole list at once: read as before.
+   * a 3 MB body.
    */
   async cooldowns(signal?: AbortSignal): Promise<Cooldown[]> {
     const out: Cooldown[] = [];
@@ -106,38 +105,16 @@ export class MaintdClient {
       let path: string | undefined = `/api/v1/scheduler/cooldowns?limit=${PAGE}${state ? `&state=${state}` : ''}`;
       for (let page = 0; path && page < MAX_COOLDOWN_PAGES; page++) {
         const res = await this.#raw(path, { headers: this.#headers() }, signal);
-        if (!res.headers.has('x-total-count')) {
-          // Not paged: a master that predates paging (it ignored `limit`).
-          await res.body?.cancel().catch(() => undefined);
-          return this.#allCooldowns(signal);
-        }
-        const body = await this.#json<Cooldown[]>(res, path);
-        const now = Date.now();
-        for (const c of body) out.push(normalizeCooldown(c, now));
+        out.push(...(await this.#json<Cooldown[]>(res, path)));
         path = nextLink(res.headers.get('link'));
       }
     }
     return out;
   }
 
-  /** The unpaged list, `all=true` (masters from before paging). */
-  async #allCooldowns(signal?: AbortSignal): Promise<Cooldown[]> {
-    const body = await this.#call(
-      (s) => this.#api.GET('/api/v1/scheduler/cooldowns', { params: { query: { all: 'true' } }, signal: s }),
-      signal,
-    );
-    const now = Date.now();
-    return body.map((c) => normalizeCooldown(c, now));
-  }
-
-  /** The cooldown policy of the master (undefined from a master that predates the endpoint). */
-  async policy(signal?: AbortSignal): Promise<Policy | undefined> {
-    try {
-      return await this.#call((s) => this.#api.GET('/api/v1/scheduler/policy', { signal: s }), signal);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404) return undefined;
-      throw err;
-    }
+  /** The cooldown policy of the master. */
+  async policy(signal?: AbortSignal): Promise<Policy> {
+    return this.#call((s) => this.#api.GET('/api/v1/scheduler/policy', { signal: s }), signal);
   }
 
   /** Stats rows by name, up to {@link MAX_STORE_PAGES} pages, and how many there are in all. */
@@ -196,14 +173,13 @@ export class MaintdClient {
 
   /** Parks one kind on one store with a reason: the sweeps skip it until it is released. */
   async park(kind: TaskKind, target: string, reason: string): Promise<Cooldown> {
-    const c = await this.#call((s) =>
+    return this.#call((s) =>
       this.#api.PUT('/api/v1/scheduler/cooldowns/{kind}/{target}', {
         params: { path: { kind, target } },
         body: { reason },
         signal: s,
       }),
     );
-    return normalizeCooldown(c, Date.now());
   }
 
   /**

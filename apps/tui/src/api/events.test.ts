@@ -50,21 +50,6 @@ describe('parseMaintdEvent', () => {
     ).toEqual({ type: 'cooldown', revision: 5, kind: 'index_id', target: 'a', cooldown: c });
   });
 
-  it('derives `until` from `until_ms` when an older master does not send it', () => {
-    const { until, ...old } = cooldown('a', { until_ms: 1_700_000_600_000 });
-    expect(until).toBe('2023-11-14T22:23:20.000Z');
-    const e = parseMaintdEvent(
-      JSON.stringify({ type: 'cooldown', revision: 3, kind: 'merge_wal', target: 'a', cooldown: old }),
-    );
-    expect(e?.type === 'cooldown' && e.cooldown?.until).toBe(until);
-    const { until: none, ...counting } = cooldown('b', { until_ms: null });
-    expect(none).toBeNull();
-    const below = parseMaintdEvent(
-      JSON.stringify({ type: 'cooldown', revision: 4, kind: 'merge_wal', target: 'b', cooldown: counting }),
-    );
-    expect(below?.type === 'cooldown' && below.cooldown?.until).toBeNull();
-  });
-
   it('drops malformed events instead of letting them corrupt the screen', () => {
     expect(parseMaintdEvent('not json')).toBeUndefined();
     expect(parseMaintdEvent('{"type":"task","revision":1,"task":{"id":"x"}}')).toBeUndefined();

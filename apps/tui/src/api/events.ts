@@ -3,7 +3,6 @@ import { type EventSourceMessage, createParser } from 'eventsource-parser';
 import { z } from 'zod';
 import { sanitizeDeep, sanitizeText } from '../sanitize.js';
 import { ConnectionError, connectionError } from './client.js';
-import { normalizeCooldown } from './normalize.js';
 import { type MaintdEvent, TASK_KINDS } from './types.js';
 
 /** A change the master reports over `GET /api/v1/events` (its `MaintdEvent`), sanitised. */
@@ -29,25 +28,21 @@ const ParkShape = z.looseObject({
   until_ms: z.number().nullable(),
   until: z.string().nullable(),
 });
-const CooldownShape = z
-  .looseObject({
-    kind: Kind,
-    target: z.string(),
-    // A master from before parks does not send `state`: it is derived (see normalizeCooldown).
-    state: z.enum(['cooling', 'below', 'lapsed', 'parked']).optional(),
-    failures: z.number(),
-    until_ms: z.number().nullable(),
-    // A master from before `until` existed does not send it: it is derived here instead.
-    until: z.string().nullable().optional(),
-    last_error: z.string(),
-    // Absent for a park with no failure record.
-    last_error_class: z.enum(['target', 'infrastructure']).optional(),
-    first_failure_ms: z.number().optional(),
-    last_failure_ms: z.number().optional(),
-    last_task_id: z.string().optional(),
-    parked: ParkShape.optional(),
-  })
-  .transform((c) => normalizeCooldown(c, Date.now()));
+const CooldownShape = z.looseObject({
+  kind: Kind,
+  target: z.string(),
+  state: z.enum(['cooling', 'below', 'lapsed', 'parked']),
+  failures: z.number(),
+  until_ms: z.number().nullable(),
+  until: z.string().nullable(),
+  last_error: z.string(),
+  // Absent for a park with no failure record.
+  last_error_class: z.enum(['target', 'infrastructure']).optional(),
+  first_failure_ms: z.number().optional(),
+  last_failure_ms: z.number().optional(),
+  last_task_id: z.string().optional(),
+  parked: ParkShape.optional(),
+});
 const EventShape = z.discriminatedUnion('type', [
   z.object({ type: z.literal('task'), revision: z.number(), task: TaskShape }),
   z.object({ type: z.literal('task_deleted'), revision: z.number(), id: z.string() }),

@@ -7,7 +7,7 @@ import { type Tone, toneColor, useTheme } from '../theme.js';
 import {
   type ListViewId,
   causeOf,
-  cooldownState,
+  stateCell,
   countText,
   nextWindowMs,
   stateTone,
@@ -71,7 +71,7 @@ export function Detail(props: DetailProps): ReactNode {
     const park = c?.parked;
     lines = c
       ? [
-          field('state', cooldownState(c, now).text, cooldownState(c, now).tone),
+          field('state', stateCell(c, now).text, stateCell(c, now).tone),
           ...(park
             ? [
                 ...long('parked because', park.reason, 'info'),
@@ -199,7 +199,7 @@ function ownersScan(owners: readonly string[], data: FleetData, now: number): st
 
 function cooldownLines(c: Cooldown | undefined, now: number): Line[] {
   if (!c) return [];
-  const state = cooldownState(c, now);
+  const state = stateCell(c, now);
   const why =
     state.text === 'parked' ? `parked by ${c.parked?.by ?? '?'}: ${c.parked?.reason ?? ''}` : causeOf(c.last_error);
   return [

@@ -259,7 +259,7 @@ describe('FleetFeed coalescing and re-reads', () => {
     const reads = (): number => f.state.requests.filter((r) => r === 'GET /api/v1/scheduler/policy').length;
     await until(feed, () => f.clients === 1);
     const before = reads();
-    f.state.policy = { ...f.state.policy!, guard_percent: 40 };
+    f.state.policy = { ...f.state.policy, guard_percent: 40 };
     f.overflow();
     await until(feed, (x) => x.data.policy?.guard_percent === 40);
     expect(reads()).toBeGreaterThan(before);

@@ -1,5 +1,5 @@
+import { cooldownState, isParked } from '@maintd/core';
 import type { MaintdEvent } from '../api/events.js';
-import { parkInForce } from '../api/normalize.js';
 import {
   type Cooldown,
   type Master,
@@ -51,7 +51,7 @@ export interface FleetData {
   readonly counts: Readonly<Record<TaskKind, KindCounts>> | undefined;
   /** `master_cooldown_guard_overflow_total` per kind, from the master's /metrics. */
   readonly guardOverflow: Readonly<Partial<Record<TaskKind, number>>> | undefined;
-  /** The cooldown policy of the master (threshold, windows, guard); undefined until read or from an old master. */
+  /** The cooldown policy of the master (threshold, windows, guard); undefined until read. */
   readonly policy: Policy | undefined;
   /** Parks and releases seen on the stream, newest last, at most {@link MAX_ACTIVITY}. */
   readonly activity: readonly Activity[];
@@ -159,8 +159,8 @@ export function parkActivity(
   after: Cooldown | null | undefined,
   nowMs: number,
 ): Activity | undefined {
-  const was = parkInForce(before?.parked, nowMs);
-  const is = parkInForce(after?.parked ?? undefined, nowMs);
+  const was = isParked(before?.parked, nowMs);
+  const is = isParked(after?.parked, nowMs);
   const p = after?.parked;
   if (is && p && (!was || before?.parked?.parked_at_ms !== p.parked_at_ms || before.parked.reason !== p.reason)) {
     return { at: p.parked_at_ms, text: `parked ${kind} ${target} (${p.by}): ${p.reason}`, tone: 'warn' };
@@ -172,7 +172,7 @@ export function parkActivity(
 /** The parks in force in a map, by key (each with its entry), for {@link parkNotes}. */
 export function parksIn(map: ReadonlyMap<string, Cooldown> | undefined, nowMs: number): Map<string, Cooldown> {
   const out = new Map<string, Cooldown>();
-  for (const [k, c] of map ?? []) if (parkInForce(c.parked, nowMs)) out.set(k, c);
+  for (const [k, c] of map ?? []) if (isParked(c.parked, nowMs)) out.set(k, c);
   return out;
 }
 
@@ -278,14 +278,9 @@ export function parseGuardOverflow(metrics: string): Partial<Record<TaskKind, nu
   return out;
 }
 
-/** Whether a cooldown record currently gates the sweeps (an open window). */
+/** Whether a cooldown record's window is open at `nowMs` (its park aside). */
 export function isCooling(c: Cooldown, nowMs: number): boolean {
-  return c.until_ms !== null && c.until_ms > nowMs;
-}
-
-/** Whether an entry's park is in force at `nowMs`. */
-export function isParked(c: Cooldown, nowMs: number): boolean {
-  return parkInForce(c.parked, nowMs);
+  return cooldownState(c, undefined, nowMs) === 'cooling';
 }
 
 /** Per kind: cooling targets, known stores and the share cooling, for the fleet-guard gauge. */
@@ -295,7 +290,8 @@ export function coolingByKind(
 ): Record<TaskKind, { cooling: number; stores: number; percent: number }> {
   const cooling = Object.fromEntries(TASK_KINDS.map((k) => [k, 0])) as Record<TaskKind, number>;
   // Parked targets are not the scheduler giving up: the master's guard leaves them out too.
-  for (const c of data.cooldowns?.values() ?? []) if (isCooling(c, nowMs) && !isParked(c, nowMs)) cooling[c.kind]++;
+  for (const c of data.cooldowns?.values() ?? [])
+    if (cooldownState(c, c.parked, nowMs) === 'cooling') cooling[c.kind]++;
   const stores = data.storesTotal;
   const out = {} as Record<TaskKind, { cooling: number; stores: number; percent: number }>;
   for (const kind of TASK_KINDS) {

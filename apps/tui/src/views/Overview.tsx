@@ -2,7 +2,8 @@ import { Box, Text } from 'ink';
 import type { ReactNode } from 'react';
 import { type Cooldown, type Master, type Task, type TaskKind, TASK_KINDS } from '../api/types.js';
 import { formatAgo, formatCount, formatDuration, fit, truncate } from '../format.js';
-import { type Activity, type FleetData, type KindCounts, coolingByKind, isCooling, isParked } from '../state/fleet.js';
+import { isParked } from '@maintd/core';
+import { type Activity, type FleetData, type KindCounts, coolingByKind, isCooling } from '../state/fleet.js';
 import { toneColor, useTheme } from '../theme.js';
 import { causeOf, countText, stateTone, taskOutcome, taskTiming, timeLeft, workerHealth } from './specs.js';
 
@@ -78,7 +79,7 @@ export function overviewModel(data: FleetData, now: number, guardOverride?: numb
   const offenders: Cooldown[] = [];
   const parked: Cooldown[] = [];
   for (const c of data.cooldowns?.values() ?? []) {
-    if (isParked(c, now)) {
+    if (isParked(c.parked, now)) {
       parked.push(c);
       continue;
     }

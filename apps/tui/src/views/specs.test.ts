@@ -6,7 +6,7 @@ import {
   COOLDOWNS,
   STORES,
   causeOf,
-  cooldownState,
+  stateCell,
   countText,
   deriveRows,
   nextWindowMs,
@@ -64,12 +64,12 @@ describe('deriveRows', () => {
 
 describe('cooldown cells', () => {
   it('names the state at the time shown: parked, cooling, below the threshold, or lapsed', () => {
-    expect(cooldownState(cooldown('a', { until_ms: 2000 }), 1000).text).toBe('cooling');
-    expect(cooldownState(cooldown('a', { until_ms: 500 }), 1000).text).toBe('lapsed');
-    expect(cooldownState(cooldown('a', { until_ms: null }), 1000).text).toBe('below');
-    expect(cooldownState(cooldown('a', { until_ms: 2000, parked: park('why') }), 1000).text).toBe('parked');
+    expect(stateCell(cooldown('a', { until_ms: 2000 }), 1000).text).toBe('cooling');
+    expect(stateCell(cooldown('a', { until_ms: 500 }), 1000).text).toBe('lapsed');
+    expect(stateCell(cooldown('a', { until_ms: null }), 1000).text).toBe('below');
+    expect(stateCell(cooldown('a', { until_ms: 2000, parked: park('why') }), 1000).text).toBe('parked');
     // A park that lapsed counts as not parked.
-    expect(cooldownState(cooldown('a', { until_ms: null, parked: park('why', { until_ms: 900 }) }), 1000).text).toBe(
+    expect(stateCell(cooldown('a', { until_ms: null, parked: park('why', { until_ms: 900 }) }), 1000).text).toBe(
       'below',
     );
   });
@@ -97,15 +97,10 @@ describe('cooldown cells', () => {
     expect(nextWindowMs(cooldown('a', { failures: 3 }), undefined)).toBeUndefined();
   });
 
-  it('puts the cause first, also for errors from a master that led with the summary', () => {
+  it('puts the cause first, also for an executor that threw', () => {
     const cause = 'http://w1:8080: HTTP 500: Not found: /data/x.lance (merged 0 generations across 1/2 workers)';
     expect(causeOf(cause)).toBe(cause);
-    expect(causeOf('merged 0 generations across 1/2 workers; http://w1:8080: HTTP 500: Not found: /data/x.lance')).toBe(
-      cause,
-    );
-    expect(causeOf('compaction failed: http://w1:8080: HTTP 500: boom')).toBe(
-      'http://w1:8080: HTTP 500: boom (compaction failed)',
-    );
+    expect(causeOf('executor failed: Error: boom')).toBe('Error: boom (executor failed)');
   });
 });
 

@@ -1,5 +1,4 @@
-import { type CooldownPolicy, cooldownWindowMs } from '@maintd/core';
-import { entryState } from '../api/normalize.js';
+import { type CooldownPolicy, cooldownState, cooldownWindowMs, isParked } from '@maintd/core';
 import {
   type Cooldown,
   type CooldownState,
@@ -12,7 +11,7 @@ import {
   TASK_KINDS,
 } from '../api/types.js';
 import { formatAgo, formatCount, formatCountdown, formatDuration, formatUntil } from '../format.js';
-import { type FleetData, cooldownKey, isCooling, isParked } from '../state/fleet.js';
+import { type FleetData, cooldownKey, isCooling } from '../state/fleet.js';
 import { type JoinedSource, keyedRows } from '../state/sorted-index.js';
 import type { Tone } from '../theme.js';
 import type { Cell, Column } from './columns.js';
@@ -165,8 +164,10 @@ export function corePolicy(p: Policy): CooldownPolicy {
 const STATE_TONES: Record<CooldownState, Tone> = { parked: 'info', cooling: 'bad', below: 'warn', lapsed: 'muted' };
 
 /** The state of an entry at `now`, as a cell: parked, cooling, below (the threshold) or lapsed. */
-export function cooldownState(c: Cooldown, now: number): { text: CooldownState; tone: Tone } {
-  const state = entryState(c, now);
+export function stateCell(c: Cooldown, now: number): { text: CooldownState; tone: Tone } {
+  // Never undefined: there is a record. Worked out at `now`, not taken from the served `state`:
+  // a window ends and a park lapses without an event.
+  const state = cooldownState(c, c.parked, now)!;
   return { text: state, tone: STATE_TONES[state] };
 }
 
@@ -176,13 +177,13 @@ export function cooldownState(c: Cooldown, now: number): { text: CooldownState; 
  * column says when it ended).
  */
 export function timeLeft(c: Cooldown, now: number): string {
-  if (isParked(c, now)) return c.parked?.until_ms == null ? '-' : formatCountdown(c.parked.until_ms, now);
+  if (isParked(c.parked, now)) return c.parked?.until_ms == null ? '-' : formatCountdown(c.parked.until_ms, now);
   return c.until_ms === null || c.until_ms <= now ? '-' : formatCountdown(c.until_ms, now);
 }
 
 /** When the park or window ends, in local time (`14:03:07`, or `11-16 09:12` on another day). */
 export function untilText(c: Cooldown, now: number): string {
-  const end = isParked(c, now) ? c.parked?.until_ms : c.until_ms;
+  const end = isParked(c.parked, now) ? c.parked?.until_ms : c.until_ms;
   return end == null ? '-' : formatUntil(end, now);
 }
 
@@ -203,29 +204,29 @@ export function nextWindowMs(c: Cooldown, policy: Policy | undefined): number | 
   return ms > 0 ? ms : undefined;
 }
 
-// Failures from before the cause came first: `merged 0 generations across 0/2 workers; <errors>`
-// or `<verb> failed: <errors>`. Shown cause first too.
-const SUMMARY_FIRST = /^(merged \d+ generations across \d+\/\d+ workers); (.+)$/s;
+// A failure the master words `<verb> failed: <error>` (an executor that threw).
 const VERB_FAILED_FIRST = /^([a-z_ ]+ failed): (.+)$/s;
 
 /**
- * The cause of a failure, first: the master leads with the first worker's own error; a message
- * from an older master (summary first) is turned around, so the column always starts with why.
+ * The cause of a failure, first: the master leads with the first worker's own error, except when
+ * the executor itself threw (`executor failed: …`), which is turned around here, so the column
+ * always starts with why.
  */
 export function causeOf(error: string): string {
-  const m = SUMMARY_FIRST.exec(error) ?? VERB_FAILED_FIRST.exec(error);
+  const m = VERB_FAILED_FIRST.exec(error);
   return m ? `${m[2]} (${m[1]})` : error;
 }
 
 /** What the CAUSE column shows: the park's reason when parked, else the failure's cause. */
 export function causeCell(c: Cooldown, now: number): Cell {
-  if (isParked(c, now) && c.parked) return { text: `${c.parked.reason} (parked by ${c.parked.by})`, tone: 'info' };
+  if (isParked(c.parked, now) && c.parked)
+    return { text: `${c.parked.reason} (parked by ${c.parked.by})`, tone: 'info' };
   return { text: causeOf(c.last_error), tone: 'bad' };
 }
 
 /** The parked entries among these, as action items (what `u` releases). */
 function parkedItems(entries: readonly (Cooldown | undefined)[], now: number): ActionItem[] {
-  return entries.flatMap((c) => (c && isParked(c, now) ? [{ kind: c.kind, target: c.target }] : []));
+  return entries.flatMap((c) => (c && isParked(c.parked, now) ? [{ kind: c.kind, target: c.target }] : []));
 }
 
 /** The Cooldowns view: what the sweeps skip and why, with counters below the threshold. */
@@ -253,7 +254,7 @@ export const COOLDOWNS: ListSpec<Cooldown> = {
   columns: [
     { title: 'KIND', width: 9, cell: (c) => ({ text: c.kind }) },
     { title: 'TARGET', width: 22, cell: (c) => ({ text: c.target }) },
-    { title: 'STATE', width: 7, cell: (c, x) => cooldownState(c, x.now) },
+    { title: 'STATE', width: 7, cell: (c, x) => stateCell(c, x.now) },
     // The count against the threshold: `4/3`.
     {
       title: 'FAILS',
@@ -308,13 +309,13 @@ export function storeCooldowns(name: string, data: FleetData): Cooldown[] {
 export function coolingSummary(name: string, x: CellContext): Cell {
   const entries = storeCooldowns(name, x.data);
   const parts = entries.map((c) =>
-    isParked(c, x.now)
+    isParked(c.parked, x.now)
       ? `${c.kind} parked`
       : isCooling(c, x.now)
         ? `${c.kind} ${timeLeft(c, x.now)}`
         : `${c.kind} ${c.failures}x`,
   );
-  const tone: Tone | undefined = entries.some((c) => isParked(c, x.now))
+  const tone: Tone | undefined = entries.some((c) => isParked(c.parked, x.now))
     ? 'info'
     : entries.some((c) => isCooling(c, x.now))
       ? 'bad'
