@@ -2,13 +2,12 @@ import type { LoopContext } from './context.js';
 
 /**
  * Requeues or fails the tasks of masters whose session ended (docs/ARCHITECTURE.md §2.6), every
- * half lease TTL until the scheduler stops, and wakes the pools when it requeued any. The store
- * recovered orphans once already when it opened: that is logged first.
+ * half lease TTL (at least 1 s) until the scheduler stops, and wakes the pools when it recovered
+ * any. The store recovered orphans once already when it opened: that is logged first.
  */
 export async function recoveryLoop(ctx: LoopContext, wakeAll: () => void): Promise<void> {
   const { store, logger, config } = ctx.deps;
   const everyMs = Math.max(1000, (config.etcd.leaseTtlSecs * 1000) / 2);
-  // The store recovered orphans when it opened (DESIGN: "on start and periodically").
   const opened = store.recoveredOnOpen;
   if (opened.requeued.length > 0 || opened.failed.length > 0)
     logger.info({ requeued: opened.requeued, failed: opened.failed, at: 'start' }, 'recovered orphaned tasks');
