@@ -9,7 +9,6 @@ import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { type Kv, StoreFullError, type Watch } from '@maintd/core';
 import { interceptKv } from '@maintd/core/testing';
-import { TASK_WATCH_LINGER_MS } from './events.js';
 import {
   FakeClock,
   type SwitchableKv,
@@ -21,6 +20,10 @@ import {
 } from '../test/harness.js';
 
 const endpoints = inject('etcdEndpoints');
+/** How long the task watch outlives its last use (a minute), and one of its checks (5 s). */
+const PAST_TASK_WATCH_LINGER_MS = 65_000;
+/** How long one successful probe vouches that etcd answers, for every list read. */
+const PROBE_VOUCH_MS = 250;
 
 describe('HTTP API', () => {
   let m: TestMaster;
@@ -741,7 +744,7 @@ describe('the task watch', () => {
       // Open from the start; unused for the linger (and one check), it closes.
       m.events.start();
       await eventually(() => expect([m.events.live, m.events.tasksLive, open]).toEqual([true, true, 1]));
-      await clock.advance(TASK_WATCH_LINGER_MS + 5_000);
+      await clock.advance(PAST_TASK_WATCH_LINGER_MS);
       await eventually(() => expect([m.events.tasksLive, open]).toEqual([false, 0]));
       // Enqueues, sweeps and cooldown reads need no task watch.
       await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'a' }));
@@ -751,7 +754,7 @@ describe('the task watch', () => {
       // A task list read waits for the watch it opens, so its answer can be kept.
       expect((await m.request('/api/v1/tasks')).status).toBe(200);
       expect([m.events.tasksLive, open, opened.length]).toEqual([true, 1, 2]);
-      await clock.advance(TASK_WATCH_LINGER_MS + 5_000);
+      await clock.advance(PAST_TASK_WATCH_LINGER_MS);
       await eventually(() => expect([m.events.tasksLive, open]).toEqual([false, 0]));
 
       // A stream reopens it before its hello: a task queued after hello is streamed.
@@ -767,7 +770,7 @@ describe('the task watch', () => {
       await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'b' }));
       await until(/event: task\n.*"target":"b"/);
       await reader.cancel();
-      await clock.advance(TASK_WATCH_LINGER_MS + 5_000);
+      await clock.advance(PAST_TASK_WATCH_LINGER_MS);
       await eventually(() => expect([m.events.tasksLive, open]).toEqual([false, 0]));
     } finally {
       await m.close();
@@ -803,9 +806,11 @@ describe('etcd out of space', () => {
 describe('lists while etcd is unreachable', () => {
   let m: TestMaster;
   let kv: SwitchableKv;
+  let clock: FakeClock;
 
   beforeEach(async () => {
-    m = await openMaster(endpoints, new FakeClock(), {}, 1, (inner) => (kv = switchableKv(inner)));
+    clock = new FakeClock();
+    m = await openMaster(endpoints, clock, {}, 1, (inner) => (kv = switchableKv(inner)));
     m.events.start();
     await eventually(() => expect(m.events.live).toBe(true));
     await m.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 'a' }));
@@ -831,7 +836,7 @@ describe('lists while etcd is unreachable', () => {
     '/api/v1/workers',
   ];
 
-  it('answers 503, never a cached copy, on every list, though the event watch still looks live', async () => {
+  it('answers 503, never a cached copy, on every list once the last probe is older than its interval, though the event watch still looks live', async () => {
     const before = new Map<string, string>();
     for (const path of LISTS) {
       for (let i = 0; i < 2; i++) {
@@ -841,6 +846,7 @@ describe('lists while etcd is unreachable', () => {
       }
     }
     kv.down = true;
+    await clock.advance(PROBE_VOUCH_MS);
     expect(m.events.live).toBe(true);
     for (const path of LISTS) {
       const res = await m.request(path);
@@ -856,9 +862,10 @@ describe('lists while etcd is unreachable', () => {
   });
 
   it.each(['/api/v1/scheduler/cooldowns?all=true', '/api/v1/scheduler/cooldowns?limit=5'])(
-    'still serves a kept list without re-reading it: one shared probe, no range read (%s)',
+    'still serves a kept list without re-reading it: one probe shared by every reader of an interval, no range read (%s)',
     async (path) => {
       const first = await (await m.request(path)).text();
+      await clock.advance(PROBE_VOUCH_MS);
       const ranges = kv.calls.get('range') ?? 0;
       const probes = kv.calls.get('revision') ?? 0;
       const bodies = await Promise.all(Array.from({ length: 10 }, async () => (await m.request(path)).text()));

@@ -6,6 +6,7 @@ import {
   cooldownState,
   cooldownView,
 } from '@maintd/scheduler/api';
+import { type JsonBytes, encodeJson } from './http/json-bytes.js';
 
 /**
  * The revision a master's own write is recorded with before its watch event arrives: lower than
@@ -36,7 +37,7 @@ export interface CooldownPageQuery {
 /** One page, encoded once and shared by every request that asks for it until something changes. */
 export interface CooldownPage {
   /** The page as a JSON array of {@link CooldownView}. */
-  readonly body: Uint8Array<ArrayBuffer>;
+  readonly body: JsonBytes<CooldownView[]>;
   /** Entries in this page. */
   readonly count: number;
   /** Entries matching the filters, over all pages. */
@@ -63,7 +64,6 @@ interface Position {
   readonly target: string;
 }
 
-const UTF8 = new TextEncoder();
 const SORTS: readonly CooldownSort[] = ['until', 'failures', 'last_failure'];
 
 /** The value an entry is ordered by: what the served entry shows (a missing one sorts last). */
@@ -184,6 +184,8 @@ export class CooldownIndex {
   readonly #sorted = new Map<Order, Entry[]>();
   readonly #filtered = new Map<string, Entry[]>();
   readonly #pages = new Map<string, CooldownPage>();
+  /** The unpaged lists asked for, encoded. */
+  readonly #lists = new Map<string, JsonBytes<CooldownView[]>>();
 
   /** An index of these records, e.g. read from the store when no watch keeps one current. */
   static from(cooldowns: readonly TaskCooldown[], parks: readonly ParkRecord[]): CooldownIndex {
@@ -284,10 +286,16 @@ export class CooldownIndex {
     return out;
   }
 
-  /** Until when (ms) what the index serves at `nowMs` holds without a change: the next window end or park lapse. */
-  validUntil(nowMs: number): number {
+  /** {@link CooldownIndex.list}, encoded once and shared by every request until something changes. */
+  listBody(kind: TaskKind | undefined, all: boolean, nowMs: number): JsonBytes<CooldownView[]> {
     this.#refresh(nowMs);
-    return this.#validUntil;
+    const key = `${kind ?? ''}|${all}`;
+    let body = this.#lists.get(key);
+    if (!body) {
+      body = encodeJson(this.list(kind, all, nowMs));
+      this.#lists.set(key, body);
+    }
+    return body;
   }
 
   /** One page of the list at `nowMs`. A cursor that is not one of ours is a {@link ValidationError}. */
@@ -314,7 +322,10 @@ export class CooldownIndex {
     const slice = matching.slice(from, from + query.limit);
     const last = slice.at(-1);
     const page: CooldownPage = {
-      body: UTF8.encode(JSON.stringify(slice.map((e) => cooldownView(e.cooldown, e.park, nowMs)))),
+      body: encodeJson(
+        // Every matching entry has a state, so a view.
+        slice.flatMap((e) => cooldownView(e.cooldown, e.park, nowMs) ?? []),
+      ),
       count: slice.length,
       total: matching.length,
       nextCursor: last && from + slice.length < matching.length ? encodeCursor(sort, position(last, sort)) : null,
@@ -368,6 +379,7 @@ export class CooldownIndex {
     if (this.#derivedVersion === this.#version && this.#derivedAt <= nowMs && nowMs < this.#validUntil) return;
     this.#filtered.clear();
     this.#pages.clear();
+    this.#lists.clear();
     this.#derivedVersion = this.#version;
     this.#derivedAt = nowMs;
     // The next moment a state changes by itself: a window ends (cooling → lapsed), a park lapses.

@@ -18,17 +18,10 @@ import {
 import type { MaintdEvent } from '@maintd/scheduler/api';
 import type { Logger } from 'pino';
 import { CooldownIndex } from './cooldown-index.js';
+import { TaskWatch } from './task-watch.js';
 
 /** Keys per round trip of the index's initial read: small pages keep the transient buffers small. */
 const LOAD_PAGE = 1000;
-
-/**
- * How long the task watch outlives its last use (a task list read, an event stream): a dashboard
- * polling the task list keeps it, and a master nobody reads tasks from drops it.
- */
-export const TASK_WATCH_LINGER_MS = 60_000;
-/** How often an open task watch checks whether it is still wanted. */
-const TASK_WATCH_CHECK_MS = 5_000;
 
 // The events' shapes are part of the API's route definitions (the OpenAPI document's event
 // payload components), so that the document and the stream cannot drift apart.
@@ -39,13 +32,8 @@ export type { MaintdEvent };
  * process (not one per client), and keeps the {@link CooldownIndex} of cooldown records and
  * parks current from the same watches. Re-opens its watches after a failure, each from the last
  * revision it saw, so a brief etcd outage loses no event; a watch that can no longer resume (its
- * history compacted) re-reads the index from the store.
- *
- * The task watch is open only while someone uses it: an event stream is connected, or the task
- * list was read (or the hub started) within {@link TASK_WATCH_LINGER_MS}. Every task changes
- * three times, so an always open task watch made each master decode every task of the fleet
- * three times: about a sixth of a master's CPU per task with six masters (`pnpm bench:fleet`),
- * for lists and streams that most masters never serve.
+ * history compacted) re-reads the index from the store. The task watch is a {@link TaskWatch},
+ * open only while it is used.
  */
 export class EventHub {
   /**
@@ -58,8 +46,9 @@ export class EventHub {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #listeners = new Set<(e: MaintdEvent) => void>();
-  readonly #changeListeners = new Set<(kind: 'task' | 'cooldown') => void>();
+  readonly #taskListeners = new Set<() => void>();
   readonly #stop = new AbortController();
+  readonly #tasks: TaskWatch;
   #watches: Watch[] = [];
   /** Per watched prefix, the revision to resume from (absent: from now). */
   readonly #resume = new Map<string, number>();
@@ -67,25 +56,22 @@ export class EventHub {
   #synced = false;
   #live = false;
   #generation = 0;
-  /** Like {@link #generation}, for caches of task changes: also moves when the task watch does. */
-  #taskGeneration = 0;
   #loop: Promise<void> | undefined;
-  /** The task watch's loop while it runs. */
-  #tasksLoop: Promise<void> | undefined;
-  #tasksWatch: Watch | undefined;
-  #tasksLive = false;
-  /** Wakes the task watch's loop: stopping, or its watch failed. */
-  #tasksWake: AbortController | undefined;
-  /** Resolved (and replaced) each time the task watch is established. */
-  #tasksUp = signal();
-  /** When the task list was last read (clock time). */
-  #tasksWantedAt = -Infinity;
 
   constructor(kv: Kv, keys: Keys, clock: Clock, logger: Logger) {
     this.#kv = kv;
     this.#keys = keys;
     this.#clock = clock;
     this.#logger = logger;
+    const prefix = keys.tasksPrefix;
+    this.#tasks = new TaskWatch({
+      kv,
+      prefix,
+      clock,
+      logger,
+      onEvents: (events) => this.#onTasks(prefix, events),
+      held: () => this.#listeners.size > 0,
+    });
   }
 
   /** Starts watching (in the background; an unreachable store is retried). */
@@ -94,9 +80,8 @@ export class EventHub {
     this.#loop = this.#run();
     // Open from the start, as a master is usually asked first just after it starts; a master
     // nobody asks drops it after the linger (opening it under a burst of readers instead cost
-    // about 8 MB of RSS in `pnpm bench:master`).
-    this.#tasksWantedAt = this.#clock.now();
-    this.#watchTasks();
+    // memory: docs/SCALING.md).
+    this.#tasks.want();
   }
 
   /**
@@ -105,34 +90,33 @@ export class EventHub {
    */
   subscribe(listener: (e: MaintdEvent) => void): () => void {
     this.#listeners.add(listener);
-    this.#watchTasks();
+    this.#tasks.ensure();
     return () => this.#listeners.delete(listener);
   }
 
-  /** A task list was read: keep (or start) the task watch for the next {@link TASK_WATCH_LINGER_MS}. */
+  /** A task list was read: keep (or start) the task watch for the next minute. */
   wantTasks(): void {
-    this.#tasksWantedAt = this.#clock.now();
-    this.#watchTasks();
+    this.#tasks.want();
   }
 
   /** Resolves once the task watch is established (at once if it is). */
   tasksWatched(): Promise<void> {
-    return this.#tasksLive ? Promise.resolve() : this.#tasksUp.promise;
+    return this.#tasks.established();
   }
 
   /** True while the task watch is established too: only then may a cached task list be kept. */
   get tasksLive(): boolean {
-    return this.#live && this.#tasksLive;
+    return this.#live && this.#tasks.live;
   }
 
   /**
-   * Registers a listener told only which kind of record changed, once per batch of changes: it
-   * costs no decoding, where a {@link EventHub.subscribe} listener makes every task change be
-   * parsed and validated (three per task, on every master). Returns its unsubscribe function.
+   * Registers a listener told only that tasks changed, once per batch of changes: it costs no
+   * decoding, where a {@link EventHub.subscribe} listener makes every task change be parsed and
+   * validated (three per task, on every master). Returns its unsubscribe function.
    */
-  onChange(listener: (kind: 'task' | 'cooldown') => void): () => void {
-    this.#changeListeners.add(listener);
-    return () => this.#changeListeners.delete(listener);
+  onTasksChanged(listener: () => void): () => void {
+    this.#taskListeners.add(listener);
+    return () => this.#taskListeners.delete(listener);
   }
 
   /**
@@ -143,18 +127,13 @@ export class EventHub {
     return this.#live;
   }
 
-  /** Changes whenever the watches are (re)established or lost; stamps caches built on events. */
-  get generation(): number {
-    return this.#generation;
-  }
-
   /**
-   * Changes whenever the task watch or the others are (re)established or lost; stamps caches of
-   * task lists. Kept apart from {@link EventHub.generation}: the task watch opening or closing on
-   * demand must not drop the cooldown lists.
+   * Changes whenever the task watch or the others are (re)established or lost: stamps caches of
+   * task lists, which may have missed a change meanwhile. Both counters only grow, so their sum
+   * changes whenever either does.
    */
   get taskGeneration(): number {
-    return this.#taskGeneration;
+    return this.#generation + this.#tasks.generation;
   }
 
   /** Number of connected listeners. */
@@ -164,75 +143,8 @@ export class EventHub {
 
   async close(): Promise<void> {
     this.#stop.abort();
-    // Woken, the task watch's loop closes its watch itself.
-    this.#tasksWake?.abort();
     await Promise.all(this.#watches.map((w) => w.close().catch(() => undefined)));
-    await Promise.all([this.#loop, this.#tasksLoop]);
-  }
-
-  #tasksWanted(): boolean {
-    return (
-      !this.#stop.signal.aborted &&
-      (this.#listeners.size > 0 || this.#clock.now() - this.#tasksWantedAt < TASK_WATCH_LINGER_MS)
-    );
-  }
-
-  #watchTasks(): void {
-    if (this.#tasksLoop || !this.#tasksWanted()) return;
-    this.#tasksLoop = this.#runTasks().finally(() => {
-      this.#tasksLoop = undefined;
-      // Wanted again between the loop's last check and its end.
-      this.#watchTasks();
-    });
-  }
-
-  /** Keeps a task watch open while it is wanted: resumes it after a failure, closes it once unused. */
-  async #runTasks(): Promise<void> {
-    const prefix = this.#keys.tasksPrefix;
-    let from: number | undefined;
-    while (this.#tasksWanted()) {
-      const wake = new AbortController();
-      this.#tasksWake = wake;
-      let failed = false;
-      try {
-        this.#tasksWatch = await this.#kv.watch(
-          prefix,
-          (events) => {
-            const last = events.at(-1);
-            if (last) from = last.modRevision + 1;
-            this.#onTasks(prefix, events);
-          },
-          { ...(from !== undefined ? { fromRevision: from } : {}), onError: () => wake.abort() },
-        );
-        this.#tasksLive = true;
-        this.#taskGeneration++;
-        const up = this.#tasksUp;
-        this.#tasksUp = signal();
-        up.resolve();
-        while (!wake.signal.aborted && this.#tasksWanted()) {
-          await this.#clock.sleep(TASK_WATCH_CHECK_MS, wake.signal).catch(() => undefined);
-        }
-      } catch (err) {
-        failed = true;
-        this.#logger.debug({ err }, 'task watch failed; retrying');
-      }
-      failed ||= wake.signal.aborted && !this.#stop.signal.aborted;
-      if (this.#tasksLive) {
-        this.#tasksLive = false;
-        this.#taskGeneration++;
-      }
-      await this.#tasksWatch?.close().catch(() => undefined);
-      this.#tasksWatch = undefined;
-      if (!this.#tasksWanted()) return;
-      // Closed as unused, then wanted again: reopen at once, from now. Failed: pause first.
-      if (!failed) {
-        from = undefined;
-        continue;
-      }
-      // Compacted or broken: resume from now.
-      if (wake.signal.aborted) from = undefined;
-      await this.#clock.sleep(1000, this.#stop.signal).catch(() => undefined);
-    }
+    await Promise.all([this.#loop, this.#tasks.close()]);
   }
 
   async #run(): Promise<void> {
@@ -258,7 +170,6 @@ export class EventHub {
         this.#watches.push(await this.#kv.watch(parked, (events) => this.#onParks(parked, events), opts(parked)));
         this.#live = true;
         this.#generation++;
-        this.#taskGeneration++;
         // Either may have fired while the watches were being opened.
         await whenAborted(dead.signal, this.#stop.signal);
       } catch (err) {
@@ -266,7 +177,6 @@ export class EventHub {
       }
       this.#live = false;
       this.#generation++;
-      this.#taskGeneration++;
       await Promise.all(this.#watches.map((w) => w.close().catch(() => undefined)));
       this.#watches = [];
       if (dead.signal.aborted) {
@@ -305,7 +215,7 @@ export class EventHub {
 
   #onTasks(prefix: string, events: readonly WatchEvent[]): void {
     if (events.length === 0) return;
-    this.#changed('task');
+    this.#tasksChanged();
     // Nobody streams events: a list cache to drop is all a batch of task changes is needed for.
     if (this.#listeners.size === 0) return;
     for (const e of events) {
@@ -319,7 +229,6 @@ export class EventHub {
   }
 
   #onCooldowns(prefix: string, events: readonly WatchEvent[]): void {
-    if (events.length > 0) this.#changed('cooldown');
     for (const e of events) {
       this.#resume.set(prefix, e.modRevision + 1);
       const at = keyTarget(prefix, e.key);
@@ -335,7 +244,6 @@ export class EventHub {
   }
 
   #onParks(prefix: string, events: readonly WatchEvent[]): void {
-    if (events.length > 0) this.#changed('cooldown');
     for (const e of events) {
       this.#resume.set(prefix, e.modRevision + 1);
       const at = keyTarget(prefix, e.key);
@@ -361,10 +269,10 @@ export class EventHub {
     });
   }
 
-  #changed(kind: 'task' | 'cooldown'): void {
-    for (const l of this.#changeListeners) {
+  #tasksChanged(): void {
+    for (const l of this.#taskListeners) {
       try {
-        l(kind);
+        l();
       } catch (err) {
         this.#logger.warn({ err }, 'change listener failed');
       }
@@ -380,13 +288,6 @@ export class EventHub {
       }
     }
   }
-}
-
-/** A promise and the function that resolves it (Promise.withResolvers, which Node 20 lacks). */
-function signal(): { readonly promise: Promise<void>; readonly resolve: () => void } {
-  let resolve: () => void = () => undefined;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }
 
 /** The (kind, target) a `P/<prefix>/<kind>/<hex>` key names, or undefined for a key of another shape. */

@@ -10,15 +10,15 @@ import {
   etcdKvOptions,
   systemClock,
 } from '@maintd/core';
-import { type Config, PRETTY_LOG_FORMAT, Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
+import { type Config, PRETTY_LOG_FORMAT, type Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
 import { EXIT, handleStopSignals, resolveLogFormat, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
-import { createApp } from './app.js';
 import { loadProcessConfig, stdoutIsTty } from './env.js';
-import { EventHub } from './events.js';
+import type { EventHub } from './events.js';
 import { createStartingApp } from './starting.js';
 import { RETRY_FIELDS, openWithRetry } from './startup.js';
 import { VERSION } from './version.js';
+import { wireMaster } from './wire.js';
 
 /** What the HTTP server hands to whichever app serves now. */
 type Fetch = (request: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>;
@@ -205,23 +205,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
 
-  const events = new EventHub(kv, store.keys, clock, logger);
-  const scheduler = new Scheduler({ store, kv, config, clock, logger, metrics });
-  const app = createApp({
-    store,
-    kv,
-    clock,
-    logger,
-    metrics,
-    apiToken: config.apiToken,
-    workers: () => scheduler.workerStatus(),
-    events,
-    policy: config.cooldown,
-  });
-  events.start();
-  scheduler.start();
-  running = { store, scheduler, events };
-  serving = app;
+  const master = wireMaster({ store, kv, config, clock, logger, metrics });
+  master.start();
+  running = { store, scheduler: master.scheduler, events: master.events };
+  serving = master.app;
   if (opened.attempts > 1)
     logger.info({ attempts: opened.attempts }, 'etcd reachable; task store open, serving the API');
 }

@@ -1,10 +1,11 @@
-import { EtcdKv, FakeClock, type Kv, StoreUnavailableError, type TaskStore, seededRandom } from '@maintd/core';
+import { EtcdKv, FakeClock, type Kv, StoreUnavailableError, TaskStore, seededRandom } from '@maintd/core';
 import { eventually as retryUntil } from '@maintd/core/testing';
-import type { Config, Metrics, Scheduler } from '@maintd/scheduler';
-import { type DeepPartial, openScheduler, testConfig } from '@maintd/scheduler/testing';
-import type { Logger } from 'pino';
-import { createApp } from '../src/app.js';
-import { EventHub } from '../src/events.js';
+import { type Config, type Metrics, type Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
+import { type DeepPartial, testConfig } from '@maintd/scheduler/testing';
+import { type Logger, pino } from 'pino';
+import type { createApp } from '../src/app.js';
+import type { EventHub } from '../src/events.js';
+import { wireMaster } from '../src/wire.js';
 
 /** One master wired like main.ts does, on a real etcd, with a FakeClock and captured logs. */
 export interface TestMaster {
@@ -32,24 +33,24 @@ export async function openMaster(
   wrapKv: (kv: Kv) => Kv = (kv) => kv,
 ): Promise<TestMaster> {
   const kv = wrapKv(new EtcdKv({ endpoints: [...etcdEndpoints] }));
-  const { config, store, scheduler, metrics, logs, logger } = await openScheduler(
-    kv,
-    clock,
-    { ...overrides, etcd: { ...overrides.etcd, endpoints: [...etcdEndpoints] } },
-    { random: seededRandom(seed), processMetrics: true },
+  const config = testConfig({ ...overrides, etcd: { ...overrides.etcd, endpoints: [...etcdEndpoints] } });
+  const logs: Record<string, unknown>[] = [];
+  const logger = pino(
+    { level: 'debug', base: { master_id: config.masterId } },
+    { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
   );
-  const events = new EventHub(kv, store.keys, clock, logger);
-  const app = createApp({
-    store,
-    kv,
-    clock,
-    logger,
-    metrics,
-    apiToken: config.apiToken,
-    workers: () => scheduler.workerStatus(),
-    events,
-    policy: config.cooldown,
-  });
+  const metrics = createMetrics({ processMetrics: true });
+  const store = await TaskStore.open(
+    storeOptions(config, {
+      kv,
+      clock,
+      random: seededRandom(seed),
+      info: { host: 'test', pid: process.pid, version: '0.0.0', started_at: clock.now(), pools: { general: 4 } },
+    }),
+  );
+  // Wired as main.ts wires it; the tests start its event hub and its scheduler when they need them.
+  const master = wireMaster({ store, kv, config, clock, logger, metrics });
+  const { scheduler, events, app } = master;
   const loopback = { incoming: { socket: { remoteAddress: '127.0.0.1' } } };
   return {
     config,
@@ -63,8 +64,7 @@ export async function openMaster(
     logger,
     request: async (path, init) => app.request(path, init, loopback),
     close: async () => {
-      await scheduler.stop(0);
-      await events.close();
+      await master.stop(0);
       await store.close();
       await kv.deletePrefix(`${config.etcd.prefix}/`).catch(() => undefined);
       await kv.close();

@@ -1,0 +1,20 @@
+import type { Clock, CooldownPolicy, Kv, TaskStore } from '@maintd/core';
+import type { Metrics, WorkerStatus } from '@maintd/scheduler';
+import type { Logger } from 'pino';
+import type { EventHub } from './events.js';
+
+/** Everything the HTTP API needs; {@link wireMaster} wires the real ones. */
+export interface AppDeps {
+  readonly store: TaskStore;
+  readonly kv: Kv;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** MASTER_API_TOKEN; unset = only loopback clients may mutate. */
+  readonly apiToken: string | undefined;
+  /** The configured workers with the fleet's latest scan of each (a store read). */
+  readonly workers?: () => Promise<readonly WorkerStatus[]>;
+  readonly events?: EventHub;
+  /** The cooldown policy this master runs (its `TASK_COOLDOWN_*` settings); default the store's. */
+  readonly policy?: CooldownPolicy;
+}

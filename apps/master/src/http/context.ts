@@ -1,0 +1,25 @@
+import type { Context } from 'hono';
+
+/** Connection details @hono/node-server passes as the app's environment. */
+export interface NodeBindings {
+  readonly incoming?: { readonly socket?: { readonly remoteAddress?: string } };
+}
+
+/** The Hono environment of the master's app and each of its sub-apps. */
+export interface AppEnv {
+  Bindings: NodeBindings;
+  /** Set by the mutation guard: whether the bearer token authenticated this request. */
+  Variables: { viaToken: boolean };
+}
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Whether a request of this method changes something: only these are guarded and bounded. */
+export function isMutation(method: string): boolean {
+  return MUTATING.has(method);
+}
+
+/** The client's address, when the app is served over a socket (not under `app.request()`). */
+export function remoteAddress(c: Context<AppEnv>): string | undefined {
+  return (c.env as NodeBindings | undefined)?.incoming?.socket?.remoteAddress;
+}

@@ -1,0 +1,46 @@
+import type { ListTasksQuery, TaskStore } from '@maintd/core';
+import type { Metrics } from '@maintd/scheduler';
+import { enqueueRoute, getTaskRoute, listTasksRoute } from '@maintd/scheduler/api';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../http/context.js';
+import { sendJson } from '../http/json-bytes.js';
+import { withNextLink } from '../http/next-link.js';
+import { createRouter } from '../http/router.js';
+import type { TaskLists } from '../task-lists.js';
+
+/** `/api/v1/tasks`: enqueue, the paged list, one task. */
+export function taskRoutes(deps: {
+  readonly store: TaskStore;
+  readonly metrics: Metrics;
+  readonly lists: TaskLists;
+}): OpenAPIHono<AppEnv> {
+  const { store, metrics, lists } = deps;
+  return createRouter()
+    .openapi(enqueueRoute, async (c) => {
+      const body = c.req.valid('json');
+      const res = await store.enqueue(body.kind, body.target, {
+        source: 'manual',
+        ...(body.depends_on ? { dependsOn: body.depends_on } : {}),
+      });
+      if (res.created) metrics.enqueued.inc({ kind: body.kind, source: 'manual' });
+      return res.created ? c.json(res.task, 202) : c.json(res.task, 200);
+    })
+    .openapi(listTasksRoute, async (c) => {
+      const q = c.req.valid('query');
+      const query: ListTasksQuery = {
+        limit: q.limit,
+        ...(q.state ? { state: q.state } : {}),
+        ...(q.kind ? { kind: q.kind } : {}),
+        ...(q.target ? { target: q.target } : {}),
+        ...(q.cursor ? { cursor: q.cursor } : {}),
+      };
+      const page = await lists.read(query);
+      return sendJson(c, page.body, 200, withNextLink(c.req.url, page.next, {}));
+    })
+    .openapi(getTaskRoute, async (c) => {
+      const { id } = c.req.valid('param');
+      const task = await store.getTask(id);
+      if (!task) return c.json({ error: `task '${id}' not found` }, 404);
+      return c.json(task, 200);
+    });
+}

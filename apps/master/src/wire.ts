@@ -1,0 +1,56 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { Scheduler, type SchedulerDeps } from '@maintd/scheduler';
+import { createApp } from './app.js';
+import { EventHub } from './events.js';
+import type { AppEnv } from './http/context.js';
+
+/** A master's parts, wired: what `main.ts` serves and runs, and what the tests drive. */
+export interface Master {
+  readonly scheduler: Scheduler;
+  readonly events: EventHub;
+  /** The HTTP API, not yet served. */
+  readonly app: OpenAPIHono<AppEnv>;
+  /** Starts the event hub's watches and the scheduler's loops. */
+  start(): void;
+  /**
+   * Stops claiming, lets running tasks finish within `graceMs` (then releases the rest to peers),
+   * and closes the watches. The store and the Kv stay open: their owner closes them.
+   */
+  stop(graceMs: number): Promise<{ finished: boolean; abandoned: number }>;
+}
+
+/**
+ * The composition root of a master: from its settings and an open task store, the scheduler,
+ * the event hub and the HTTP API over both. `main.ts` and the test harness both wire a master
+ * here, so that what the tests drive is what the daemon runs.
+ */
+export function wireMaster(deps: SchedulerDeps): Master {
+  const { store, kv, config, clock, logger, metrics } = deps;
+  const events = new EventHub(kv, store.keys, clock, logger);
+  const scheduler = new Scheduler(deps);
+  const app = createApp({
+    store,
+    kv,
+    clock,
+    logger,
+    metrics,
+    apiToken: config.apiToken,
+    workers: () => scheduler.workerStatus(),
+    events,
+    policy: config.cooldown,
+  });
+  return {
+    scheduler,
+    events,
+    app,
+    start: () => {
+      events.start();
+      scheduler.start();
+    },
+    stop: async (graceMs) => {
+      const stopped = await scheduler.stop(graceMs);
+      await events.close();
+      return stopped;
+    },
+  };
+}
