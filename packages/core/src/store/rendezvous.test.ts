@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { rendezvousOwner, rendezvousRank } from './rendezvous.js';
+import { rendezvousOwner } from '../testing/rendezvous-owner.js';
+import { rendezvousRank } from './rendezvous.js';
 
 const ids = Array.from(
   { length: 6000 },

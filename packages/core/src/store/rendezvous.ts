@@ -17,23 +17,9 @@ function weight(a: string, b: string): number {
   return h >>> 0;
 }
 
-/** The member of `members` that owns `id`: the highest weight, ties to the smaller member id. */
-export function rendezvousOwner(id: string, members: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestWeight = -1;
-  for (const m of members) {
-    const w = weight(m, id);
-    if (w > bestWeight || (w === bestWeight && best !== undefined && m < best)) {
-      best = m;
-      bestWeight = w;
-    }
-  }
-  return best;
-}
-
 /**
  * Where `member` stands among `members` for `id`: 0 for its owner, 1 for the member that would
- * own it were the owner gone, and so on (the same order {@link rendezvousOwner} picks from).
+ * own it were the owner gone, and so on: highest weight first, ties to the smaller member id.
  * Masters that take work outside their share take first the tasks they rank next for, so
  * that each of them reaches for a different part of another's share.
  */

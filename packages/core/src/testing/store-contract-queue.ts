@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createIdGenerator } from '../ids.js';
 import { seededRandom } from '../random.js';
-import { rendezvousOwner } from '../store/rendezvous.js';
+import { rendezvousOwner } from './rendezvous-owner.js';
 import type { TaskStore } from '../task-store.js';
 import { interceptKv } from './harness.js';
 import type { StoreContractFixture } from './store-contract-fixture.js';
