@@ -1,8 +1,8 @@
 /**
  * How often, in ms, the daemons sample event-loop delay for Node's default process metrics
  * (prom-client's `eventLoopMonitoringPrecision`). prom-client's own default, 10 ms, is a timer a
- * hundred times a second: measured on an idle master it was 40% of the process's CPU (10.7 ms
- * of CPU a second against 6.4 ms at 100 ms). prom-client starts the samples afresh at each
+ * hundred times a second, a large share of an idle master's CPU (the figures are in
+ * docs/SCALING.md, "The event-loop delay sample"). prom-client starts the samples afresh at each
  * scrape, so at ten a second a 15 s scrape interval still rests the `nodejs_eventloop_lag_*`
  * percentiles on 150 samples.
  */
