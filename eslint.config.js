@@ -8,6 +8,24 @@ const noDirectTime = [
   { object: 'Math', property: 'random', message: 'Use the injected Random.' },
 ];
 
+// A dependency is used through its public API only (docs/ARCHITECTURE.md §1): no import of a path
+// past a package's `exports` (its src/, dist/, build/ or lib/), nothing out of node_modules, and
+// no relative path into another workspace package. Node refuses most of these at run time anyway;
+// what it cannot refuse (a file URL built by hand, as the dashboard once patched Ink) stays a
+// review matter.
+const internalPaths = [
+  {
+    regex: '^(?:@[^/]+/)?[^@./][^/]*/(?:src|dist|build|lib|esm|cjs)(?:/|$)',
+    message:
+      'Import a package by a path its `exports` map offers, never its internals (use `pnpm patch` to change one).',
+  },
+  { regex: '(?:^|/)node_modules(?:/|$)', message: 'Import a dependency by its name, never by where it is installed.' },
+  {
+    regex: '^(?:\\.\\./)+(?:apps|packages|tools|tests)/[^/]+/(?:src|dist|build)(?:/|$)',
+    message: 'Import a workspace package by its name and `exports`, never by a relative path into it.',
+  },
+];
+
 // Apps never import each other (DESIGN §1): code two apps need lives in a package. Each app's
 // sources may not import any other app's package, by name or by a relative path into it.
 const APPS = readdirSync(new URL('./apps/', import.meta.url), { withFileTypes: true })
@@ -19,16 +37,19 @@ const appBoundaries = APPS.map((app) => ({
     'no-restricted-imports': [
       'error',
       {
-        patterns: APPS.filter((other) => other !== app).flatMap((other) => [
-          {
-            group: [`@maintd/${other}`, `@maintd/${other}/*`],
-            message: 'Apps never import each other (DESIGN §1): move the shared code into a package.',
-          },
-          {
-            group: [`**/apps/${other}/**`, `../../${other}/**`, `../${other}/**`],
-            message: 'Apps never import each other (DESIGN §1): move the shared code into a package.',
-          },
-        ]),
+        patterns: [
+          ...internalPaths,
+          ...APPS.filter((other) => other !== app).flatMap((other) => [
+            {
+              group: [`@maintd/${other}`, `@maintd/${other}/*`],
+              message: 'Apps never import each other (DESIGN §1): move the shared code into a package.',
+            },
+            {
+              group: [`**/apps/${other}/**`, `../../${other}/**`, `../${other}/**`],
+              message: 'Apps never import each other (DESIGN §1): move the shared code into a package.',
+            },
+          ]),
+        ],
       },
     ],
   },
@@ -77,6 +98,11 @@ export default tseslint.config(
         { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'Use the injected Clock.' },
       ],
     },
+  },
+  {
+    // The apps get these in appBoundaries (a later no-restricted-imports replaces an earlier one).
+    files: ['packages/**/*.{ts,tsx}', 'tools/**/*.{ts,tsx}', 'tests/**/*.{ts,tsx}'],
+    rules: { 'no-restricted-imports': ['error', { patterns: internalPaths }] },
   },
   ...appBoundaries,
   {

@@ -1,9 +1,5 @@
 import { type Instance, render } from 'ink';
 import { App, type AppProps } from './App.js';
-import { installLineCache } from './line-cache.js';
-
-// Before the first frame: Ink's per-line work is then kept from frame to frame.
-await installLineCache();
 
 /** Settings of {@link renderDashboard}: the App's props plus where Ink draws. */
 export interface DashboardOptions extends AppProps {
