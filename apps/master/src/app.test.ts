@@ -487,7 +487,7 @@ describe('cooldown pages, parks and the policy', () => {
         m.events.start();
         await eventually(() => {
           expect(m.events.live).toBe(true);
-          expect(m.events.cooldowns.size).toBe(21);
+          expect(m.events.cooldowns.list(undefined, true, clock.now())).toHaveLength(21);
         });
       }
       const everything = await entries('/api/v1/scheduler/cooldowns?all=true');
@@ -521,7 +521,7 @@ describe('cooldown pages, parks and the policy', () => {
         m.events.start();
         await eventually(() => {
           expect(m.events.live).toBe(true);
-          expect(m.events.cooldowns.size).toBe(21);
+          expect(m.events.cooldowns.list(undefined, true, clock.now())).toHaveLength(21);
         });
       }
       for (const state of ['cooling', 'below', 'parked'] as const) {

@@ -197,16 +197,6 @@ export class CooldownIndex {
     return index;
   }
 
-  /** Changes whenever an entry changes. */
-  get version(): number {
-    return this.#version;
-  }
-
-  /** Number of (kind, target) pairs with a record or a park. */
-  get size(): number {
-    return this.#entries.size;
-  }
-
   /** Replaces everything with a snapshot (records with the revisions they were read at). */
   load(
     cooldowns: readonly { kind: TaskKind; target: string; record: TaskCooldown; revision: number }[],

@@ -136,11 +136,6 @@ export class EventHub {
     return this.#generation + this.#tasks.generation;
   }
 
-  /** Number of connected listeners. */
-  get subscribers(): number {
-    return this.#listeners.size;
-  }
-
   async close(): Promise<void> {
     this.#stop.abort();
     await Promise.all(this.#watches.map((w) => w.close().catch(() => undefined)));

@@ -16,7 +16,7 @@ import { createLogger } from '@maintd/settings/logging';
 import { loadProcessConfig, stdoutIsTty } from './env.js';
 import type { EventHub } from './events.js';
 import { createStartingApp } from './starting.js';
-import { RETRY_FIELDS, openWithRetry } from './startup.js';
+import { RETRY_FIELDS, STARTUP_BACKOFF, openWithRetry } from './startup.js';
 import { VERSION } from './version.js';
 import { wireMaster } from './wire.js';
 
@@ -179,6 +179,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     endpoints: config.etcd.endpoints,
     clock,
     random: cryptoRandom,
+    backoff: STARTUP_BACKOFF,
     logger,
     signal: stop.signal,
     // gRPC reports a TLS failure as a bare UNAVAILABLE: the handshake says what is wrong (it

@@ -7,7 +7,7 @@ export interface StartingAppDeps {
 }
 
 /** The error every API call gets while the store is not open yet. */
-export const STARTING_ERROR = 'starting: etcd not reachable yet';
+const STARTING_ERROR = 'starting: etcd not reachable yet';
 
 /**
  * What the master serves before its task store opens (DESIGN §3.1: etcd unreachable at startup

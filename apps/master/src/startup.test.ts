@@ -9,7 +9,7 @@ import {
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createStartingApp } from './starting.js';
-import { STARTUP_BACKOFF, type OpenWithRetryOptions, openWithRetry, retryMessage } from './startup.js';
+import { STARTUP_BACKOFF, type OpenWithRetryOptions, openWithRetry } from './startup.js';
 
 const ENDPOINTS = ['http://e1:2379', 'http://e2:2379'];
 
@@ -33,6 +33,7 @@ function options<T>(
     endpoints: ENDPOINTS,
     clock: new FakeClock(),
     random: seededRandom(1),
+    backoff: STARTUP_BACKOFF,
     logger,
     signal: new AbortController().signal,
     lines,
@@ -69,11 +70,8 @@ describe('openWithRetry', () => {
     o.lines.forEach((l, i) => {
       expect(l).toMatchObject({ level: 40, attempt: i + 1, endpoints: ENDPOINTS });
       expect(l.msg).toBe(
-        retryMessage(
-          ENDPOINTS,
-          'No connection established: connect ECONNREFUSED 10.0.0.1:2379',
-          l.retry_in_ms as number,
-        ),
+        `etcd not reachable at ${ENDPOINTS.join(', ')}: No connection established: connect ECONNREFUSED 10.0.0.1:2379; ` +
+          `retrying in ${((l.retry_in_ms as number) / 1000).toFixed(1)} s`,
       );
     });
     expect(o.lines[0]!.msg).toMatch(

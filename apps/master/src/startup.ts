@@ -32,8 +32,8 @@ export interface OpenWithRetryOptions<T> {
    * handshake diagnosis: gRPC reports a certificate mismatch as a bare UNAVAILABLE), or undefined.
    */
   readonly explain?: (err: unknown) => Promise<string | undefined>;
-  /** Overrides {@link STARTUP_BACKOFF} (tests). */
-  readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+  /** The waits' growth: {@link STARTUP_BACKOFF} for a daemon. */
+  readonly backoff: { readonly initialMs: number; readonly maxMs: number };
 }
 
 /** How {@link openWithRetry} ended. */
@@ -53,7 +53,7 @@ export type OpenOutcome<T> =
  * Only unreachability is retried: a refusal or a TLS mismatch will not heal by waiting.
  */
 export async function openWithRetry<T>(o: OpenWithRetryOptions<T>): Promise<OpenOutcome<T>> {
-  const schedule = reconnectBackoff({ ...(o.backoff ?? STARTUP_BACKOFF), random: o.random });
+  const schedule = reconnectBackoff({ ...o.backoff, random: o.random });
   let step: ReturnType<typeof schedule.next> | undefined;
   for (let attempt = 1; ; attempt++) {
     if (o.signal.aborted) return { kind: 'stopped' };
@@ -95,7 +95,7 @@ export const RETRY_FIELDS = ['endpoints', 'attempt', 'retry_in_ms'] as const;
  * A master also needs to write (its session, orphan recovery): `etcd refusing writes at …` when
  * etcd is out of space.
  */
-export function retryMessage(
+function retryMessage(
   endpoints: readonly string[],
   cause: string,
   waitMs: number,
