@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cooldown, park } from '../../test/fake-master.js';
+import { taskMap } from '../../test/task-map.js';
 import type { Task } from '../api/types.js';
 import {
   EMPTY_FLEET,
@@ -12,7 +13,6 @@ import {
   parseGuardOverflow,
   mergeInto,
   mergeRows,
-  taskMap,
 } from './fleet.js';
 import { LiveMap } from './live-map.js';
 

@@ -84,13 +84,6 @@ export function cooldownMap(list: readonly Cooldown[]): LiveMap<Cooldown> {
   return new LiveMap(list.map((c) => [cooldownKey(c.kind, c.target), c]));
 }
 
-/** Tasks as a live map by id, pruned to {@link MAX_TASKS}. */
-export function taskMap(list: Iterable<Task>): LiveMap<Task> {
-  const m = new LiveMap<Task>();
-  for (const t of list) m.set(t.id, t);
-  return pruneTasks(m);
-}
-
 /** A map as a {@link LiveMap}: itself when it is one, else a copy (once). */
 function live<V>(m: ReadonlyMap<string, V>): LiveMap<V> {
   return m instanceof LiveMap ? (m as LiveMap<V>) : new LiveMap(m);

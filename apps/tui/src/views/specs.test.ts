@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { deriveRows } from '../../test/derive-rows.js';
 import { cooldown, park, policy } from '../../test/fake-master.js';
 import { EMPTY_FLEET, cooldownMap } from '../state/fleet.js';
 import { layoutColumns } from './columns.js';
@@ -8,7 +9,6 @@ import {
   causeOf,
   stateCell,
   countText,
-  deriveRows,
   nextWindowMs,
   timeLeft,
   untilText,

@@ -439,21 +439,6 @@ export function matcher<T>(spec: ListSpec<T>, filter: string): (row: T) => boole
   };
 }
 
-/**
- * Rows of a list after the filter (every word must match) and the sort, by a full sort: what the
- * App's incremental {@link SortedIndex} must always equal. Pure.
- */
-export function deriveRows<T>(spec: ListSpec<T>, data: FleetData, filter: string, sort: number): readonly T[] {
-  const match = matcher(spec, filter);
-  const all = [...(spec.source(data)?.values() ?? [])].filter(match);
-  const order = spec.sorts[sort % spec.sorts.length];
-  if (!order) return all;
-  const rank = order.rank;
-  return all.sort(
-    (a, b) => (rank ? rank(b, data) - rank(a, data) : 0) || order.compare(a, b) || byText(spec.key(a), spec.key(b)),
-  );
-}
-
 /** Every list view's spec, by id. */
 export const LIST_SPECS: { readonly [K in ListViewId]: ListSpec<RowOf<K>> } = {
   tasks: TASKS,
