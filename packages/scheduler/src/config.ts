@@ -1,10 +1,7 @@
 import type { CooldownPolicy, TaskKind } from '@maintd/core';
-import type { LogFormat } from '@maintd/settings';
+import type { LogFormat, LogLevel } from '@maintd/settings';
 
-/** Log levels pino understands. */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-/** A pino log level. */
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export type { LogLevel };
 
 /** One kind's sweep settings. */
 export interface SweepConfig {

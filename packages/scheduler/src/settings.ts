@@ -19,27 +19,26 @@ import {
   type SettingDescriptor as Descriptor,
   type ValueType,
   bool,
+  checkEtcdSettings,
   decimal,
+  etcdConfig,
+  etcdSettings,
   fail,
-  logFormat,
-  oneOf,
+  logSettings,
   optional,
   setting,
   settingsLoader,
-  text,
   timerSecs,
   urlList,
   wholeNumber,
   word,
 } from '@maintd/settings';
 import { z } from 'zod';
-import { type Config, LOG_LEVELS, type SweepConfig } from './config.js';
+import type { Config, SweepConfig } from './config.js';
 import { KINDS, KIND_NAMES } from './kinds/index.js';
 import type { KindSpec } from './kinds/spec.js';
 
 // ---- value types of the master's own --------------------------------------------------------
-
-const logLevel = oneOf(LOG_LEVELS, 'level');
 
 const taskKinds: ValueType<readonly TaskKind[]> = {
   placeholder: 'kinds',
@@ -82,27 +81,10 @@ const shape = {
     description: 'Bearer token required for mutating API calls; unset = only loopback clients may mutate.',
     secret: true,
   }),
-  ETCD_ENDPOINTS: setting(urlList({ allowPath: false }), '', {
-    description: 'etcd endpoints; empty = embedded in-memory store (single master, not durable).',
-  }),
-  ETCD_PREFIX: setting(word('prefix', 'a key prefix'), DEFAULT_PREFIX, {
-    description: 'Key prefix under which all maintd state lives in etcd.',
-  }),
-  ETCD_USERNAME: optional(text('user'), {
-    description: 'etcd user name; set together with ETCD_PASSWORD.',
-  }),
-  ETCD_PASSWORD: optional(text('password'), {
-    description: 'etcd password; set together with ETCD_USERNAME.',
-    secret: true,
-  }),
-  ETCD_CA_CERT: optional(text('path'), {
-    description: 'PEM file of the CA that signed the etcd server certificates; enables TLS.',
-  }),
-  ETCD_CLIENT_CERT: optional(text('path'), {
-    description: 'PEM file of the client certificate for etcd; needs ETCD_CLIENT_KEY and ETCD_CA_CERT.',
-  }),
-  ETCD_CLIENT_KEY: optional(text('path'), {
-    description: 'PEM file of the client private key for etcd; needs ETCD_CLIENT_CERT.',
+  ...etcdSettings({
+    endpointsDescription: 'etcd endpoints; empty = embedded in-memory store (single master, not durable).',
+    prefixDescription: 'Key prefix under which all maintd state lives in etcd.',
+    defaultPrefix: DEFAULT_PREFIX,
   }),
   ETCD_LEASE_TTL_SECS: setting(timerSecs(MIN_SESSION_TTL_SECS), String(DEFAULT_STORE_OPTIONS.leaseTtlSecs), {
     description: `TTL of this master's session lease; peers recover its tasks this long after it dies (minimum ${MIN_SESSION_TTL_SECS}).`,
@@ -180,12 +162,7 @@ const shape = {
   SHUTDOWN_GRACE_SECS: setting(timerSecs(0), '30', {
     description: 'How long running tasks may finish after SIGTERM/SIGINT before the session is released.',
   }),
-  LOG_LEVEL: setting(logLevel, 'info', {
-    description: `Log level: ${LOG_LEVELS.join(', ')}.`,
-  }),
-  LOG_FORMAT: setting(logFormat, 'auto', {
-    description: 'Log format: json, pretty, or auto (pretty when stdout is a terminal, else json).',
-  }),
+  ...logSettings(),
 };
 
 /** Env var name of a setting, e.g. `MASTER_PORT`. */
@@ -197,27 +174,7 @@ export type EnvName = keyof typeof shape;
  */
 export const SettingsSchema = z.object(shape).superRefine(
   (s, ctx) => {
-    const pair = (a: EnvName, b: EnvName, why: string): void => {
-      if ((s[a] === undefined) !== (s[b] === undefined)) {
-        const [set, unset] = s[a] === undefined ? [b, a] : [a, b];
-        ctx.addIssue({
-          code: 'custom',
-          path: [unset],
-          message: `required because ${set} is set (${why})`,
-          params: { got: null },
-        });
-      }
-    };
-    pair('ETCD_USERNAME', 'ETCD_PASSWORD', 'set both or neither');
-    pair('ETCD_CLIENT_CERT', 'ETCD_CLIENT_KEY', 'set both or neither');
-    if (s.ETCD_CLIENT_CERT !== undefined && s.ETCD_CA_CERT === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['ETCD_CA_CERT'],
-        message: 'required because ETCD_CLIENT_CERT is set (a client certificate needs the CA)',
-        params: { got: null },
-      });
-    }
+    checkEtcdSettings(s, ctx);
     // etcd settings with no etcd mean a forgotten ETCD_ENDPOINTS, not a wish for the embedded store.
     if (Array.isArray(s.ETCD_ENDPOINTS) && s.ETCD_ENDPOINTS.length === 0) {
       const stray = (['ETCD_USERNAME', 'ETCD_CA_CERT', 'ETCD_CLIENT_CERT'] as const).filter((k) => s[k] !== undefined);
@@ -337,16 +294,7 @@ function toConfig(s: Resolved): Config {
     port: s.MASTER_PORT,
     masterId: s.MASTER_ID,
     apiToken: s.MASTER_API_TOKEN,
-    etcd: {
-      endpoints: s.ETCD_ENDPOINTS,
-      prefix: s.ETCD_PREFIX,
-      username: s.ETCD_USERNAME,
-      password: s.ETCD_PASSWORD,
-      caCert: s.ETCD_CA_CERT,
-      clientCert: s.ETCD_CLIENT_CERT,
-      clientKey: s.ETCD_CLIENT_KEY,
-      leaseTtlSecs: s.ETCD_LEASE_TTL_SECS,
-    },
+    etcd: { ...etcdConfig(s), leaseTtlSecs: s.ETCD_LEASE_TTL_SECS },
     workers: {
       endpoints: s.WORKER_ENDPOINTS,
       token: s.WORKER_TOKEN,

@@ -23,6 +23,17 @@ export {
 } from './settings.js';
 export { LOG_FORMATS, type LogFormat, logFormat, resolveLogFormat } from './log-format.js';
 export {
+  type EtcdConfig,
+  type EtcdSettingValues,
+  type EtcdSettingsOptions,
+  LOG_LEVELS,
+  type LogLevel,
+  checkEtcdSettings,
+  etcdConfig,
+  etcdSettings,
+  logSettings,
+} from './shared-settings.js';
+export {
   EXIT,
   EXIT_CODES_LINE,
   HELP_ENTRY,
