@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type ClusterSummary, createAggregate, summarize } from './aggregate.js';
+import { createAggregate } from './aggregate.js';
+import { type ClusterSummary, summarize } from './summary.js';
 import { createApp } from './app.js';
 import { createExporterMetrics, type MetricsSource } from './metrics.js';
 import type { WatcherStatus } from './watcher.js';

@@ -4,59 +4,36 @@
  *
  * One zod schema, {@link SettingsSchema}, is the source of truth for every setting: each field is
  * keyed by its env var, carries its default and is registered with its description and secrecy.
- * Flags, `--help`, `--print-config` and error messages are derived from it. The etcd settings
- * have the master's names, so one environment file can serve both.
+ * Flags, `--help`, `--print-config` and error messages are derived from it. The `ETCD_*` and
+ * `LOG_*` settings are the master's, from `@maintd/settings`, so one environment file can serve both.
  */
 import { DEFAULT_PREFIX } from '@maintd/core';
 import {
   type SettingDescriptor as Descriptor,
-  logFormat,
-  oneOf,
-  optional,
+  checkEtcdSettings,
+  etcdConfig,
+  etcdSettings,
+  logSettings,
   setting,
   settingsLoader,
-  text,
   timerSecs,
-  urlList,
   wholeNumber,
   word,
 } from '@maintd/settings';
 import { z } from 'zod';
-import { type ExporterConfig, LOG_LEVELS } from './config.js';
-
-const logLevel = oneOf(LOG_LEVELS, 'level');
-
-// Unlike the master, there is no embedded store: an exporter without etcd has nothing to export.
-const etcdEndpoints = urlList({
-  allowPath: false,
-  required: 'required: the exporter reads the fleet state from etcd',
-});
+import type { ExporterConfig } from './config.js';
 
 // ---- the schema --------------------------------------------------------------------------------
 
 const shape = {
-  ETCD_ENDPOINTS: setting(etcdEndpoints, '', {
-    description: 'etcd endpoints of the fleet (required).',
-  }),
-  ETCD_PREFIX: setting(word('prefix', 'a key prefix'), DEFAULT_PREFIX, {
-    description: 'Key prefix the masters share (their ETCD_PREFIX).',
-    aliases: ['--prefix'],
-  }),
-  ETCD_USERNAME: optional(text('user'), {
-    description: 'etcd user name; set together with ETCD_PASSWORD. Read access to the prefix suffices.',
-  }),
-  ETCD_PASSWORD: optional(text('password'), {
-    description: 'etcd password; set together with ETCD_USERNAME.',
-    secret: true,
-  }),
-  ETCD_CA_CERT: optional(text('path'), {
-    description: 'PEM file of the CA that signed the etcd server certificates; enables TLS.',
-  }),
-  ETCD_CLIENT_CERT: optional(text('path'), {
-    description: 'PEM file of the client certificate for etcd; needs ETCD_CLIENT_KEY and ETCD_CA_CERT.',
-  }),
-  ETCD_CLIENT_KEY: optional(text('path'), {
-    description: 'PEM file of the client private key for etcd; needs ETCD_CLIENT_CERT.',
+  ...etcdSettings({
+    endpointsDescription: 'etcd endpoints of the fleet (required).',
+    // Unlike the master, there is no embedded store: an exporter without etcd has nothing to export.
+    endpointsRequired: 'required: the exporter reads the fleet state from etcd',
+    prefixDescription: 'Key prefix the masters share (their ETCD_PREFIX).',
+    prefixAliases: ['--prefix'],
+    defaultPrefix: DEFAULT_PREFIX,
+    usernameNote: 'Read access to the prefix suffices.',
   }),
   EXPORTER_HOST: setting(word('host', 'an address'), '0.0.0.0', {
     description: 'Address the metrics endpoint listens on.',
@@ -70,12 +47,7 @@ const shape = {
     description:
       'How often etcd is checked while the watch is quiet; maintd_exporter_up drops to 0 within about this long of an outage.',
   }),
-  LOG_LEVEL: setting(logLevel, 'info', {
-    description: `Log level: ${LOG_LEVELS.join(', ')}.`,
-  }),
-  LOG_FORMAT: setting(logFormat, 'auto', {
-    description: 'Log format: json, pretty, or auto (pretty when stdout is a terminal, else json).',
-  }),
+  ...logSettings(),
 };
 
 /** Env var name of a setting, e.g. `EXPORTER_PORT`. */
@@ -85,33 +57,10 @@ export type EnvName = keyof typeof shape;
  * The schema of every exporter setting, keyed by env var name. Input: raw strings, absent when
  * unset. Output: typed values with defaults applied.
  */
-export const SettingsSchema = z.object(shape).superRefine(
-  (s, ctx) => {
-    const pair = (a: EnvName, b: EnvName): void => {
-      if ((s[a] === undefined) !== (s[b] === undefined)) {
-        const [set, unset] = s[a] === undefined ? [b, a] : [a, b];
-        ctx.addIssue({
-          code: 'custom',
-          path: [unset],
-          message: `required because ${set} is set (set both or neither)`,
-          params: { got: null },
-        });
-      }
-    };
-    pair('ETCD_USERNAME', 'ETCD_PASSWORD');
-    pair('ETCD_CLIENT_CERT', 'ETCD_CLIENT_KEY');
-    if (s.ETCD_CLIENT_CERT !== undefined && s.ETCD_CA_CERT === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['ETCD_CA_CERT'],
-        message: 'required because ETCD_CLIENT_CERT is set (a client certificate needs the CA)',
-        params: { got: null },
-      });
-    }
-  },
+export const SettingsSchema = z.object(shape).superRefine(checkEtcdSettings, {
   // Run even when a field failed, so one run reports every problem.
-  { when: () => true },
-);
+  when: () => true,
+});
 
 /** Parsed settings, keyed by env var name. */
 export type Settings = z.output<typeof SettingsSchema>;
@@ -177,15 +126,7 @@ function toConfig(s: Settings): ExporterConfig {
   return {
     host: s.EXPORTER_HOST,
     port: s.EXPORTER_PORT,
-    etcd: {
-      endpoints: s.ETCD_ENDPOINTS,
-      prefix: s.ETCD_PREFIX,
-      username: s.ETCD_USERNAME,
-      password: s.ETCD_PASSWORD,
-      caCert: s.ETCD_CA_CERT,
-      clientCert: s.ETCD_CLIENT_CERT,
-      clientKey: s.ETCD_CLIENT_KEY,
-    },
+    etcd: etcdConfig(s),
     checkIntervalSecs: s.EXPORTER_CHECK_INTERVAL_SECS,
     logLevel: s.LOG_LEVEL,
     logFormat: s.LOG_FORMAT,

@@ -1,7 +1,11 @@
 import type { Kv } from '@maintd/core';
 import { type ClusterAggregate, aggregatePrefixes, applyChange, createAggregate } from './aggregate.js';
 
-/** Keys per range page of a sync when not told otherwise. */
+/**
+ * Keys per range page of a sync when not told otherwise. Smaller pages hold less at once (the
+ * response, its decoding and the strings made of it), larger ones make fewer reads, each of which
+ * costs etcd a count of every key left in the section; docs/SCALING.md has the measurements.
+ */
 export const DEFAULT_PAGE_SIZE = 500;
 
 /** Options of {@link loadAggregate}. */

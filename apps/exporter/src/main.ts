@@ -1,29 +1,21 @@
-import { fileURLToPath } from 'node:url';
 import { type ServerType, serve } from '@hono/node-server';
 import { EtcdKv, type EtcdKvOptions, cryptoRandom, diagnoseEtcdTls, etcdKvOptions, systemClock } from '@maintd/core';
 import { EXIT, handleStopSignals, resolveLogFormat, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
 import { createApp } from './app.js';
-import type { ExporterConfig } from './config.js';
 import { loadConfig, readProcessEnv, stdoutIsTty } from './env.js';
 import { createExporterMetrics } from './metrics.js';
-import { SYNC_CHILD_ARG, childLoader, runSyncChild } from './sync-child.js';
 import { VERSION } from './version.js';
 import { ClusterWatcher } from './watcher.js';
-
-/** The binary, which each full sync runs again as a child process (see `sync-child.ts`). */
-const ENTRY = fileURLToPath(new URL('../bin/maintd-exporter.js', import.meta.url));
 
 /**
  * The `maintd-exporter` entry point: parses the config, connects to etcd, keeps the cluster
  * aggregates in sync and serves them until SIGINT/SIGTERM. An unreachable etcd is not fatal:
  * the exporter serves `maintd_exporter_up 0` and keeps retrying. A configuration that can never
  * work (an unreadable TLS file; before the first sync, refused credentials or a TLS mismatch)
- * exits with code 2, as the master does; a runtime failure (the port is taken) with 1. Started
- * with {@link SYNC_CHILD_ARG} by the exporter itself, it is a sync child instead (`sync-child.ts`).
+ * exits with code 2, as the master does; a runtime failure (the port is taken) with 1.
  */
 export async function main(argv: readonly string[]): Promise<void> {
-  if (argv[0] === SYNC_CHILD_ARG) return runSyncChild();
   const loaded = loadConfig({
     // Package-manager scripts (`pnpm start -- --flag`) may pass a bare `--` through.
     argv: argv[0] === '--' ? argv.slice(1) : argv,
@@ -53,7 +45,7 @@ export async function main(argv: readonly string[]): Promise<void> {
 
   let kvOptions: EtcdKvOptions;
   try {
-    kvOptions = await etcdOptions(config);
+    kvOptions = await etcdKvOptions(config.etcd);
   } catch (err) {
     // An unreadable or malformed TLS file: no retry can fix it.
     logger.fatal({ err }, `cannot configure the etcd client: ${(err as Error).message}`);
@@ -69,8 +61,6 @@ export async function main(argv: readonly string[]): Promise<void> {
     random: cryptoRandom,
     logger,
     checkIntervalMs: config.checkIntervalSecs * 1000,
-    // Each full sync reads in a child process, whose memory and gRPC channel go when it exits.
-    load: childLoader({ entry: ENTRY, kv: kvOptions, probe: kv }),
     // gRPC reports a TLS failure as a bare UNAVAILABLE: the handshake says what is wrong.
     explain: () => diagnoseEtcdTls(kvOptions),
     endpoints: config.etcd.endpoints,
@@ -114,9 +104,4 @@ export async function main(argv: readonly string[]): Promise<void> {
     terminal: stdoutIsTty(),
     shutdown,
   });
-}
-
-/** etcd client options from the config, reading the TLS files (a bad path names its setting). */
-export function etcdOptions(config: ExporterConfig): Promise<EtcdKvOptions> {
-  return etcdKvOptions(config.etcd);
 }

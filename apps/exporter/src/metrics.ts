@@ -1,6 +1,7 @@
 import { EVENT_LOOP_SAMPLE_MS, NON_COUNTER_TOTALS } from '@maintd/core';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { TASK_STATES, type ClusterSummary } from './aggregate.js';
+import { TASK_STATES } from './record-fields.js';
+import type { ClusterSummary } from './summary.js';
 import { SYNC_REASONS, type SyncInfo, type WatcherStatus } from './watcher.js';
 
 /** What the metrics read at scrape time: memory only, never etcd. */
@@ -115,7 +116,7 @@ export function createExporterMetrics(
   });
   const syncDuration = new Gauge({
     name: 'maintd_exporter_sync_duration_seconds',
-    help: 'Duration of the last full sync: starting its child process, the range reads of the prefix and opening the watch.',
+    help: 'Duration of the last full sync: the range reads of the prefix and opening the watch.',
     registers,
   });
   if (options.version !== undefined) {

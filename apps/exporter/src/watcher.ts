@@ -17,8 +17,9 @@ import {
 } from '@maintd/core';
 import type { IBackoff } from 'cockatiel';
 import { type Logger, pino } from 'pino';
-import { type ClusterAggregate, type ClusterSummary, applyChange, summarize } from './aggregate.js';
+import { type ClusterAggregate, applyChange } from './aggregate.js';
 import { loadAggregate } from './load.js';
+import { type ClusterSummary, summarize } from './summary.js';
 
 /** Why the exporter read the prefix in full. */
 export type SyncReason =
@@ -37,7 +38,7 @@ export const SYNC_REASONS: readonly SyncReason[] = ['start', 'compacted', 'watch
 /** A completed full sync, as reported to {@link ClusterWatcherOptions.onSync}. */
 export interface SyncInfo {
   readonly reason: SyncReason;
-  /** Wall time of the load (in the binary: starting the sync's child and its range reads) and of opening the watch. */
+  /** Wall time of the range reads and of opening the watch. */
   readonly durationMs: number;
   /** Revision the watch resumed after. */
   readonly revision: number;
@@ -60,17 +61,8 @@ export interface ClusterWatcherOptions {
   readonly logger?: Logger;
   /** How often etcd is asked for its revision while the watch is quiet (default 5000). */
   readonly checkIntervalMs?: number;
-  /**
-   * Keys per range page of a sync (default 500). Small pages keep each response's buffers small
-   * enough for the allocator to reuse rather than leave behind as heap growth; 100k tasks take
-   * about 200 reads. Used by the default `load` only.
-   */
+  /** Keys per range page of a sync (default that of {@link loadAggregate}). */
   readonly pageSize?: number;
-  /**
-   * Reads a full sync (default: {@link loadAggregate} on `kv`, in this thread). The binary reads
-   * in a child process instead (`sync-child.ts`), so the read's garbage leaves with it.
-   */
-  readonly load?: AggregateLoader;
   /**
    * Explains an unreachable etcd better than the client's error, when it can (the TLS handshake
    * diagnosis: gRPC reports every TLS failure as a bare UNAVAILABLE).
@@ -89,12 +81,6 @@ export interface ClusterWatcherOptions {
   /** Called after each completed full sync (metrics). */
   readonly onSync?: (info: SyncInfo) => void;
 }
-
-/**
- * Reads every section of `prefix` into a new aggregate whose revision is the first page's (see
- * {@link loadAggregate}); rejects with the signal's reason once it is aborted.
- */
-export type AggregateLoader = (prefix: string | undefined, signal: AbortSignal) => Promise<ClusterAggregate>;
 
 /** What the watcher knows about its own health. */
 export interface WatcherStatus {
@@ -141,7 +127,7 @@ export class ClusterWatcher {
   readonly #random: Random;
   readonly #logger: Logger;
   readonly #checkMs: number;
-  readonly #load: AggregateLoader;
+  readonly #pageSize: number | undefined;
   readonly #watchTimeoutMs: number;
   readonly #onSync: ((info: SyncInfo) => void) | undefined;
   readonly #stop = new AbortController();
@@ -169,11 +155,7 @@ export class ClusterWatcher {
     this.#random = options.random ?? cryptoRandom;
     this.#logger = options.logger ?? pino({ level: 'silent' });
     this.#checkMs = options.checkIntervalMs ?? 5000;
-    const pageSize = options.pageSize;
-    this.#load =
-      options.load ??
-      ((prefix, signal) =>
-        loadAggregate(this.#kv, prefix, { signal, ...(pageSize !== undefined ? { pageSize } : {}) }));
+    this.#pageSize = options.pageSize;
     this.#watchTimeoutMs = options.watchTimeoutMs ?? 5000;
     this.#onSync = options.onSync;
   }
@@ -259,7 +241,10 @@ export class ClusterWatcher {
     let watch: Watch;
     let phase: 'range' | 'watch' = 'range';
     try {
-      agg = await this.#load(this.#prefix, this.#stop.signal);
+      agg = await loadAggregate(this.#kv, this.#prefix, {
+        signal: this.#stop.signal,
+        ...(this.#pageSize !== undefined ? { pageSize: this.#pageSize } : {}),
+      });
       phase = 'watch';
       watch = await this.#openWatch(agg, generation, agg.revision + 1, dead);
     } catch (err) {
@@ -392,7 +377,7 @@ async function closeWithin(watch: Watch, ms: number, clock: Clock): Promise<void
 }
 
 /** `etcd not reachable at <endpoints>: <cause>; retrying in 1.2 s`, as the master says it. */
-export function retryMessage(endpoints: readonly string[], cause: string, waitMs: number): string {
+function retryMessage(endpoints: readonly string[], cause: string, waitMs: number): string {
   const where = endpoints.length > 0 ? ` at ${endpoints.join(', ')}` : '';
   return `etcd not reachable${where}: ${cause}; retrying in ${(waitMs / 1000).toFixed(1)} s`;
 }

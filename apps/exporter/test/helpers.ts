@@ -1,5 +1,5 @@
 import { type Kv, type TaskKind, type TaskStore, TASK_KINDS, isCooling, isParked } from '@maintd/core';
-import type { ClusterSummary, KindSummary } from '../src/aggregate.js';
+import type { ClusterSummary, KindSummary } from '../src/summary.js';
 
 import { eventually } from '@maintd/core/testing';
 

@@ -1,0 +1,89 @@
+import { TASK_KINDS, type TaskKind, type TaskState, isParked } from '@maintd/core';
+import { type ClusterAggregate, STATES, isQueued } from './aggregate.js';
+import { heapOldest } from './queue-heap.js';
+import { TASK_STATES } from './record-fields.js';
+
+/** What the exporter reports for one kind. */
+export interface KindSummary {
+  readonly kind: TaskKind;
+  /** Tasks by state (terminal ones until history pruning removes them). */
+  readonly tasks: Readonly<Record<TaskState, number>>;
+  /** Seconds since the oldest queued task was enqueued; 0 when none is queued. */
+  readonly queueOldestAgeSeconds: number;
+  /** Targets whose cooldown window is open at the summary's time, parked or not. */
+  readonly cooldownsActive: number;
+  /** Highest consecutive-failure count of any cooldown record (below-threshold ones too); 0 if none. */
+  readonly cooldownFailuresMax: number;
+  /**
+   * Seconds since the first of the consecutive failures of the longest-failing target whose
+   * window is open and which is not parked; 0 when there is none. "A store has been given up on
+   * for this long": a parked one was set aside by an operator, which is no cause for an alert.
+   */
+  readonly cooldownOldestAgeSeconds: number;
+  /** Targets with a park in force at the summary's time (open-ended, or before its `until_ms`). */
+  readonly parked: number;
+}
+
+/** Everything a scrape exports about the cluster, at one instant. */
+export interface ClusterSummary {
+  readonly kinds: readonly KindSummary[];
+  /** Live masters (registrations bound to their session leases). */
+  readonly masters: number;
+  /** Stores in the stats rows of the last scan. */
+  readonly stores: number;
+  /** Pending WAL generations summed over the stats rows. */
+  readonly pendingWalGenerations: number;
+  /** Keys left out because their value could not be decoded. */
+  readonly invalidRecords: number;
+}
+
+/**
+ * The exported numbers at `nowMs`. Windows are compared with `nowMs` here, not when their record
+ * was written, because a window (or a park) lapses without any etcd change. Costs
+ * O(kinds · log queued) plus one pass over the cooldown records and one over the parks.
+ */
+export function summarize(agg: ClusterAggregate, nowMs: number): ClusterSummary {
+  const kinds = TASK_KINDS.map((kind, k): KindSummary => {
+    const tasks = Object.fromEntries(TASK_STATES.map((s, i) => [s, agg.taskCounts[k * STATES + i]!])) as Record<
+      TaskState,
+      number
+    >;
+    const oldest = heapOldest(agg.queues[k]!, (at, id) => isQueued(agg, k, at, id));
+    const parks = agg.parks[k]!;
+    let parked = 0;
+    for (const until of parks.values()) if (isParked({ until_ms: until }, nowMs)) parked++;
+    let active = 0;
+    let firstFailure = Infinity;
+    for (const [key, c] of agg.cooldowns[k]!) {
+      if (c.untilMs === null || c.untilMs <= nowMs) continue;
+      active++;
+      if (c.firstFailureMs >= firstFailure) continue;
+      const park = parked > 0 ? parks.get(key) : undefined;
+      if (park !== undefined && isParked({ until_ms: park }, nowMs)) continue;
+      firstFailure = c.firstFailureMs;
+    }
+    let failuresMax = 0;
+    for (const f of agg.failureCounts[k]!.keys()) if (f > failuresMax) failuresMax = f;
+    return {
+      kind,
+      tasks,
+      queueOldestAgeSeconds: oldest === undefined ? 0 : ageSeconds(nowMs, oldest),
+      cooldownsActive: active,
+      cooldownFailuresMax: failuresMax,
+      cooldownOldestAgeSeconds: firstFailure === Infinity ? 0 : ageSeconds(nowMs, firstFailure),
+      parked,
+    };
+  });
+  return {
+    kinds,
+    masters: agg.masters.size,
+    stores: agg.stats.size,
+    pendingWalGenerations: agg.pendingWalGenerations,
+    invalidRecords: agg.invalid.size,
+  };
+}
+
+/** Whole-millisecond age in seconds; a timestamp from a master whose clock runs ahead reads as 0. */
+function ageSeconds(nowMs: number, thenMs: number): number {
+  return Math.max(0, nowMs - thenMs) / 1000;
+}
