@@ -21,7 +21,7 @@ import { CooldownIndex, LOCAL_REVISION } from '../cooldown-index.js';
 import type { EventHub } from '../events.js';
 import { type AppEnv, remoteAddress } from '../http/context.js';
 import { sendJson } from '../http/json-bytes.js';
-import { withNextLink } from '../http/next-link.js';
+import { nextLinks } from '../http/next-link.js';
 import { createRouter } from '../http/router.js';
 import type { StoreProbe } from '../store-probe.js';
 
@@ -43,6 +43,7 @@ export interface CooldownRoutesDeps {
  */
 export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
   const { store, clock, logger, metrics, events: hub, probe } = deps;
+  const withNextLink = nextLinks();
 
   const index = async (kind: TaskKind | undefined): Promise<CooldownIndex> => {
     if (hub?.live) {

@@ -3,12 +3,13 @@ import type { Clock, TaskStore } from '@maintd/core';
 import { type CooldownView, storesRoute } from '@maintd/scheduler/api';
 import { CooldownIndex } from '../cooldown-index.js';
 import type { AppEnv } from '../http/context.js';
-import { withNextLink } from '../http/next-link.js';
+import { nextLinks } from '../http/next-link.js';
 import { createRouter } from '../http/router.js';
 
 /** `/api/v1/stores`: the fleet's stores with their latest stats and cooldowns, searched and paged by name. */
 export function storeRoutes(deps: { readonly store: TaskStore; readonly clock: Clock }): OpenAPIHono<AppEnv> {
   const { store, clock } = deps;
+  const withNextLink = nextLinks();
   return createRouter().openapi(storesRoute, async (c) => {
     const q = c.req.valid('query');
     const [rows, cooldowns, parks] = await Promise.all([

@@ -4,7 +4,7 @@ import { enqueueRoute, getTaskRoute, listTasksRoute } from '@maintd/scheduler/ap
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/context.js';
 import { sendJson } from '../http/json-bytes.js';
-import { withNextLink } from '../http/next-link.js';
+import { nextLinks } from '../http/next-link.js';
 import { createRouter } from '../http/router.js';
 import type { TaskLists } from '../task-lists.js';
 
@@ -15,6 +15,7 @@ export function taskRoutes(deps: {
   readonly lists: TaskLists;
 }): OpenAPIHono<AppEnv> {
   const { store, metrics, lists } = deps;
+  const withNextLink = nextLinks();
   return createRouter()
     .openapi(enqueueRoute, async (c) => {
       const body = c.req.valid('json');
