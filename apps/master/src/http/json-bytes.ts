@@ -6,8 +6,8 @@ declare const decodesTo: unique symbol;
 
 /**
  * JSON encoded once, typed by what it decodes to. A list kept for many readers is kept as bytes:
- * a string would be re-encoded into a fresh buffer per response, which at 3 MB a list and 50
- * readers doubles a master's memory (docs/SCALING.md).
+ * a string would be re-encoded into a fresh buffer per response, and many readers of a large
+ * list would each hold a copy (docs/SCALING.md).
  */
 export type JsonBytes<T> = Uint8Array<ArrayBuffer> & { readonly [decodesTo]: T };
 
