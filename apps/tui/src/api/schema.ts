@@ -13,7 +13,7 @@ export interface paths {
     };
     /**
      * List tasks, newest first
-     * @description One page of tasks matching the filters, newest first; follow `next_cursor` (or the `Link` header) for the next page. Paged: while more items follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288); it is absent on the last page. Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
+     * @description One page of tasks matching the filters, newest first; follow `next_cursor` (or the `Link` header) for the next page. Paged: while more items follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288); it is absent on the last page. Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
      */
     get: operations['listTasks'];
     put?: never;
@@ -57,7 +57,7 @@ export interface paths {
     };
     /**
      * List cooldowns and parks
-     * @description The (kind, store) pairs the sweeps skip: open cooldown windows and operator parks in force, each with its `state` and `until`, the window's end as ISO 8601 text (derived when served, not stored). Without `limit`, the whole list as one array, by kind then store (`all=true` adds the counters below the threshold and the lapsed windows). With `limit`, one page as an array, filtered by `kind` and `state` and ordered by `sort`; the `X-Total-Count` header counts every matching entry, and while more entries follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288; absent on the last page). Pages are served from this master's watch-maintained index of cooldowns and parks. Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
+     * @description The (kind, store) pairs the sweeps skip: open cooldown windows and operator parks in force, each with its `state` and `until`, the window's end as ISO 8601 text (derived when served, not stored). Without `limit`, the whole list as one array, by kind then store (`all=true` adds the counters below the threshold and the lapsed windows). With `limit`, one page as an array, filtered by `kind` and `state` and ordered by `sort`; the `X-Total-Count` header counts every matching entry, and while more entries follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288; absent on the last page). Pages are served from this master's watch-maintained index of cooldowns and parks. Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
      */
     get: operations['listCooldowns'];
     put?: never;
@@ -125,7 +125,7 @@ export interface paths {
     };
     /**
      * List stores with their cooldown state
-     * @description One page of the stats rows the latest scans wrote, by name, each with its cooldown entries of every kind (as in the cooldown list: `until`, `state`, and the park when one is in force). Paged: while more items follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288); it is absent on the last page. Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
+     * @description One page of the stats rows the latest scans wrote, by name, each with its cooldown entries of every kind (as in the cooldown list: `until`, `state`, and the park when one is in force). Paged: while more items follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288); it is absent on the last page. Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
      */
     get: operations['listStores'];
     put?: never;
@@ -145,7 +145,7 @@ export interface paths {
     };
     /**
      * List live masters
-     * @description Every master whose session lease is alive, from its registration in the store. Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
+     * @description Every master whose session lease is alive, from its registration in the store. Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
      */
     get: operations['listMasters'];
     put?: never;
@@ -165,7 +165,7 @@ export interface paths {
     };
     /**
      * List worker endpoints
-     * @description The configured worker endpoints (`WORKER_ENDPOINTS` of the master asked) with the result of the latest stats scan of each, from the store: a scan runs on one master per interval fleet-wide, and every master answers with its result. Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.
+     * @description The configured worker endpoints (`WORKER_ENDPOINTS` of the master asked) with the result of the latest stats scan of each, from the store: a scan runs on one master per interval fleet-wide, and every master answers with its result. Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
      */
     get: operations['listWorkers'];
     put?: never;

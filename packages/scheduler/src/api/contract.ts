@@ -30,11 +30,11 @@ export const PAGING_RULE =
 /**
  * What every list route does while etcd is unreachable (DESIGN §3.4, README). Lists are served
  * from a per-master cache that an etcd watch invalidates, and a watch can stay quiet through an
- * outage; so a list is only ever served after a store read made during the request, never from
- * the cache alone.
+ * outage; so a list is only ever served after a store round trip succeeded within a short
+ * interval (one probe shared by every reader), never from the cache alone.
  */
 export const LIST_RULE =
-  'Like every list, it answers only after a store (etcd) round trip made during the request succeeded: while etcd cannot be reached it answers 503, never a cached copy.';
+  'Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.';
 
 /** The `Link` header of a paged answer. */
 export const LinkHeader = z
