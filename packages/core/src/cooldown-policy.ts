@@ -3,7 +3,7 @@
  * reads, calls {@link nextCooldown}, and writes what it returns.
  */
 import { stripVTControlCharacters } from 'node:util';
-import { type ErrorClass, type TaskCooldown, type TaskKind, TASK_KINDS } from './model.js';
+import { type ErrorClass, type TaskCooldown, type TaskKind, TASK_KINDS, carryUnknownFields } from './model.js';
 
 /** Cooldown settings (DESIGN §2.7). */
 export interface CooldownPolicy {
@@ -153,7 +153,8 @@ export function wouldCool(policy: CooldownPolicy, prev: TaskCooldown | undefined
 
 /**
  * The next cooldown record after a failure, given the stored one (or none). Idempotent per task
- * id: reporting the same task twice counts once.
+ * id: reporting the same task twice counts once. The next record keeps the fields a newer
+ * release wrote in the stored one, for `encodeCooldown` to write back.
  */
 export function nextCooldown(
   policy: CooldownPolicy,
@@ -174,7 +175,8 @@ export function nextCooldown(
     windowMs = 0;
     guardOverflow = true;
   }
-  const record: TaskCooldown = {
+  // The same record counted on: fields a newer release keeps in it survive this count.
+  const record: TaskCooldown = carryUnknownFields(prev, {
     kind: failure.kind,
     target: failure.target,
     failures,
@@ -184,6 +186,6 @@ export function nextCooldown(
     first_failure_ms: prev?.first_failure_ms ?? nowMs,
     last_failure_ms: nowMs,
     last_task_id: failure.taskId,
-  };
+  });
   return { action: 'write', record, cooling: windowMs > 0, guardOverflow, windowMs };
 }

@@ -237,11 +237,70 @@ export const SweepMarkSchema = z.object({
 export type SweepMark = z.infer<typeof SweepMarkSchema>;
 
 /**
+ * Where a decoded record keeps the top-level fields its schema does not know (a newer release's),
+ * so that this release writes them back when it rewrites the record (docs/ARCHITECTURE.md §2.1).
+ *
+ * Why a module-private symbol key: object spread, with which every rewrite in the store derives
+ * its next record from the one it read, copies it along with no code of its own; JSON.stringify
+ * (API responses, events, logs) and the record types never see it; and nothing outside this
+ * file can set or read it by accident. Only the encoders below write what it holds.
+ */
+const UNKNOWN_FIELDS = Symbol('maintd.unknownFields');
+
+/** Kept fields in their stored order: entries, not an object, so `__proto__` or `0` stay plain data in place. */
+type UnknownFields = readonly (readonly [name: string, value: unknown])[];
+
+/** A decoded record that may carry the fields its schema did not know. */
+interface Carrier {
+  [UNKNOWN_FIELDS]?: UnknownFields;
+}
+
+/**
+ * `record`, which `schema` parsed out of `raw`, with the top-level fields of `raw` that `schema`
+ * does not know kept on it for the encoders of this file. Returns `record` itself, untouched
+ * when there are none (so that it still equals a record built from its known fields).
+ */
+export function keepUnknownFields<T extends object>(schema: z.ZodObject, raw: unknown, record: T): T {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return record;
+  const unknown = Object.entries(raw).filter(([name]) => !Object.hasOwn(schema.shape, name));
+  if (unknown.length > 0) (record as Carrier)[UNKNOWN_FIELDS] = Object.freeze(unknown);
+  return record;
+}
+
+/**
+ * `next` carrying the fields `prev` kept from a newer release: for a next record built from its
+ * known fields rather than spread from the one read (the cooldown policy's, a replaced park).
+ */
+export function carryUnknownFields<T extends object>(prev: object | undefined, next: T): T {
+  const unknown = (prev as Carrier | undefined)?.[UNKNOWN_FIELDS];
+  return unknown ? { ...next, [UNKNOWN_FIELDS]: unknown } : next;
+}
+
+/**
+ * The JSON of `known` (every field this release knows, in its fixed order, absent ones as
+ * undefined) followed by the fields `record` kept from a newer release. A kept field that
+ * `known` names, present or not, is dropped: this release owns the fields it knows, and a field
+ * it removed (a run's `owner`, a requeue's `error`) must stay removed.
+ */
+function encodeRecord(record: object, known: Record<string, unknown>): string {
+  const json = JSON.stringify(known);
+  const extra: string[] = [];
+  for (const [name, value] of (record as Carrier)[UNKNOWN_FIELDS] ?? []) {
+    const text = Object.hasOwn(known, name) ? undefined : JSON.stringify(value);
+    if (text !== undefined) extra.push(`${JSON.stringify(name)}:${text}`);
+  }
+  if (extra.length === 0) return json;
+  // Spliced as text: assigned to an object, an index-like name would sort before the known fields.
+  return json === '{}' ? `{${extra.join(',')}}` : `${json.slice(0, -1)},${extra.join(',')}}`;
+}
+
+/**
  * Encodes a task with a fixed field order and optional fields omitted, so that the same
- * record always yields the same bytes.
+ * record always yields the same bytes. Fields a newer release wrote, kept on a record the store
+ * decoded, follow the known ones, so that rewriting that release's record keeps them.
  */
 export function encodeTask(t: TaskRecord): string {
-  return JSON.stringify({
+  return encodeRecord(t, {
     id: t.id,
     kind: t.kind,
     target: t.target,
@@ -259,9 +318,12 @@ export function encodeTask(t: TaskRecord): string {
   });
 }
 
-/** Encodes a cooldown record with a fixed field order. */
+/**
+ * Encodes a cooldown record with a fixed field order, followed by the fields a newer release
+ * wrote that the decoded record kept (as {@link encodeTask}).
+ */
 export function encodeCooldown(c: TaskCooldown): string {
-  return JSON.stringify({
+  return encodeRecord(c, {
     kind: c.kind,
     target: c.target,
     failures: c.failures,
@@ -274,9 +336,12 @@ export function encodeCooldown(c: TaskCooldown): string {
   });
 }
 
-/** Encodes a park record with a fixed field order. */
+/**
+ * Encodes a park record with a fixed field order, followed by the fields a newer release wrote
+ * that the decoded record kept (as {@link encodeTask}).
+ */
 export function encodePark(p: ParkRecord): string {
-  return JSON.stringify({
+  return encodeRecord(p, {
     kind: p.kind,
     target: p.target,
     reason: p.reason,

@@ -118,6 +118,8 @@ export class Session {
     const lease = await this.#o.kv.grant(this.ttlSecs, { keepAlive: true });
     try {
       if (this.#o.info) {
+        // Written whole, never read back: the key is this master's alone and died with its lost
+        // lease, so there is no newer release's field in it to keep (docs/ARCHITECTURE.md §2.1).
         await this.#o.kv.put(
           this.#o.keys.master(this.masterId),
           JSON.stringify({ id: this.masterId, ...this.#o.info }),

@@ -1,14 +1,15 @@
 import type { z } from 'zod';
 import { CorruptRecordError, ValidationError } from '../errors.js';
 import type { KeyValue } from '../kv/port.js';
-import type { StoreStats, SweepMark, TaskRecord, WorkerScan } from '../model.js';
+import { type StoreStats, type SweepMark, type TaskRecord, type WorkerScan, keepUnknownFields } from '../model.js';
 
 /**
  * Parses a stored record. Every read of a record goes through here, so that a record another
  * version (or a hand edit) left malformed surfaces as one {@link CorruptRecordError} naming its
- * key, never as a half-typed object deeper in.
+ * key, never as a half-typed object deeper in. Fields a newer release added stay on the record,
+ * out of sight, for the record's encoder to write back (see `keepUnknownFields`).
  */
-export function decode<S extends z.ZodType>(schema: S, kv: KeyValue): z.infer<S> {
+export function decode<S extends z.ZodObject>(schema: S, kv: KeyValue): z.infer<S> {
   let raw: unknown;
   try {
     raw = JSON.parse(kv.value);
@@ -17,7 +18,7 @@ export function decode<S extends z.ZodType>(schema: S, kv: KeyValue): z.infer<S>
   }
   const r = schema.safeParse(raw);
   if (!r.success) throw new CorruptRecordError(kv.key, { cause: r.error });
-  return r.data;
+  return keepUnknownFields(schema, raw, r.data);
 }
 
 /** Validates caller input, failing with a {@link ValidationError} that names the offending field. */

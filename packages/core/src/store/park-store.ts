@@ -1,5 +1,5 @@
 import { sanitizeError } from '../cooldown-policy.js';
-import { ValidationError } from '../errors.js';
+import { ContentionError, ValidationError } from '../errors.js';
 import { targetFromHex } from '../keys.js';
 import {
   type ParkRecord,
@@ -7,15 +7,19 @@ import {
   ParkRecordSchema,
   TargetSchema,
   TaskKindSchema,
+  carryUnknownFields,
   encodePark,
   isParked,
 } from '../model.js';
+import type { KeyValue } from '../kv/port.js';
 import { decode, parseInput } from './codec.js';
 import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
 
 /** Longest `reason` and `by` kept on a park, in code points. */
 const PARK_TEXT_MAX = 512;
+/** Replacements of one park tried while other writers keep changing it. */
+const PARK_ATTEMPTS = 8;
 
 /** What an operator says when parking a (kind, target): see {@link TaskStore.park}. */
 export interface ParkOptions {
@@ -61,8 +65,23 @@ export class ParkStore {
       });
     }
     const record: ParkRecord = { kind: k, target: t, reason, by, parked_at_ms: now, until_ms: untilMs };
-    await kv.put(keys.parked(k, t), encodePark(record));
-    return record;
+    const key = keys.parked(k, t);
+    // A replacement reads the park it replaces and swaps it on its revision: the fields a newer
+    // release wrote in it are kept (docs/ARCHITECTURE.md §2.1), and a park written meanwhile is
+    // not overwritten with the fields of the one read before it.
+    let found = await kv.get(key);
+    for (let attempt = 0; attempt < PARK_ATTEMPTS; attempt++) {
+      const next = carryUnknownFields(readPark(found), record);
+      const res = await kv.txn(
+        [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
+        [{ type: 'put', key, value: encodePark(next) }],
+        [{ type: 'get', key }],
+      );
+      if (res.succeeded) return next;
+      const current = res.results[0];
+      found = current?.type === 'get' ? current.kv : undefined;
+    }
+    throw new ContentionError(`park of ${k} '${t}' contended past ${PARK_ATTEMPTS} attempts`);
   }
 
   async unpark(kind: TaskKind, target: string): Promise<boolean> {
@@ -89,5 +108,15 @@ export class ParkStore {
       if (isParked(decode(ParkRecordSchema, found), nowMs)) out.add(targetFromHex(found.key.slice(prefix.length)));
     }
     return out;
+  }
+}
+
+/** The park stored at a key, if any; an unreadable one reads as none, as the replacement overwrites it. */
+function readPark(found: KeyValue | undefined): ParkRecord | undefined {
+  if (!found) return undefined;
+  try {
+    return decode(ParkRecordSchema, found);
+  } catch {
+    return undefined;
   }
 }

@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import type { KvHarness } from './harness.js';
+import { compatContract } from './store-contract-compat.js';
 import { storeContractFixture } from './store-contract-fixture.js';
 import { fleetContract } from './store-contract-fleet.js';
 import { gatesContract } from './store-contract-gates.js';
@@ -10,7 +11,8 @@ export type { StoreOverrides } from './store-contract-fixture.js';
 
 /**
  * The TaskStore contract, run against any Kv adapter: dedupe, claims, target locks,
- * dependencies, recovery, history, coordination and the failure cooldown. Every test runs
+ * dependencies, recovery, history, coordination, the failure cooldown, and records of a newer
+ * release keeping their fields through this release's rewrites. Every test runs
  * under its own random prefix; several store instances stand in for several masters.
  */
 export function taskStoreContract(name: string, makeHarness: () => Promise<KvHarness>): void {
@@ -20,5 +22,6 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
     recoveryContract(fx);
     fleetContract(fx);
     gatesContract(fx);
+    compatContract(fx);
   });
 }
