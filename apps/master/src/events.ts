@@ -15,6 +15,8 @@ import {
   targetFromHex,
   whenAborted,
 } from '@maintd/core';
+// The events' shapes are part of the API's route definitions (the OpenAPI document's event
+// payload components), so that the document and the stream cannot drift apart.
 import type { MaintdEvent } from '@maintd/scheduler/api';
 import type { Logger } from 'pino';
 import { CooldownIndex } from './cooldown-index.js';
@@ -22,10 +24,6 @@ import { TaskWatch } from './task-watch.js';
 
 /** Keys per round trip of the index's initial read: small pages keep the transient buffers small. */
 const LOAD_PAGE = 1000;
-
-// The events' shapes are part of the API's route definitions (the OpenAPI document's event
-// payload components), so that the document and the stream cannot drift apart.
-export type { MaintdEvent };
 
 /**
  * Fans task, cooldown and park changes out to subscribers, from one etcd watch per prefix per
