@@ -1,6 +1,6 @@
 import { type ServerType, serve } from '@hono/node-server';
 import { EtcdKv, type EtcdKvOptions, cryptoRandom, diagnoseEtcdTls, etcdKvOptions, systemClock } from '@maintd/core';
-import { EXIT, handleStopSignals, resolveLogFormat, versionText } from '@maintd/settings';
+import { EXIT, handleStopSignals, resolveLogFormat, shutDown, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
 import { createApp } from './app.js';
 import { loadConfig, readProcessEnv, stdoutIsTty } from './env.js';
@@ -86,13 +86,15 @@ export async function main(argv: readonly string[]): Promise<void> {
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    if ('closeAllConnections' in server) server.closeAllConnections();
-    await watcher.close();
-    await closed;
-    await kv.close();
-    logger.info('stopped');
+    await shutDown({
+      server,
+      logger,
+      drain: async () => {
+        logger.info({ signal }, 'shutting down');
+        await watcher.close();
+      },
+      release: () => kv.close(),
+    });
   };
   server.once('error', (err: Error) => {
     logger.fatal({ err }, `cannot listen on ${config.host}:${config.port}: ${err.message}`);

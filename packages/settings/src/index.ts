@@ -45,3 +45,4 @@ export {
   versionText,
 } from './help.js';
 export { type StopSignal, type StopSignalsOptions, handleStopSignals } from './signals.js';
+export { type ShutdownServer, type ShutdownSteps, shutDown } from './shutdown.js';
