@@ -11,7 +11,7 @@ import {
   systemClock,
 } from '@maintd/core';
 import { type Config, PRETTY_LOG_FORMAT, type Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
-import { EXIT, handleStopSignals, resolveLogFormat, versionText } from '@maintd/settings';
+import { EXIT, handleStopSignals, resolveLogFormat, shutDown, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
 import { loadProcessConfig, stdoutIsTty } from './env.js';
 import type { EventHub } from './events.js';
@@ -113,24 +113,28 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     stop.abort();
-    const closed = closeServer();
     const r = running;
-    if (r) {
-      logger.info(
-        { signal, running: r.scheduler.runningCount() },
-        'shutting down: no new claims; letting running tasks finish',
-      );
-      const { finished, abandoned } = await r.scheduler.stop(config.shutdownGraceSecs * 1000);
-      if (!finished) logger.warn({ abandoned }, 'grace period over; releasing the rest to peers');
-      await r.events.close();
-    } else {
-      logger.info({ signal }, 'shutting down before the task store opened');
-    }
-    if ('closeAllConnections' in server) server.closeAllConnections();
-    await closed;
-    if (r) await r.store.close(); // revokes the session: peers recover anything left at once
-    await kv.close();
-    logger.info('stopped');
+    await shutDown({
+      server,
+      logger,
+      drain: async () => {
+        if (!r) {
+          logger.info({ signal }, 'shutting down before the task store opened');
+          return;
+        }
+        logger.info(
+          { signal, running: r.scheduler.runningCount() },
+          'shutting down: no new claims; letting running tasks finish',
+        );
+        const { finished, abandoned } = await r.scheduler.stop(config.shutdownGraceSecs * 1000);
+        if (!finished) logger.warn({ abandoned }, 'grace period over; releasing the rest to peers');
+        await r.events.close();
+      },
+      release: async () => {
+        if (r) await r.store.close(); // revokes the session: peers recover anything left at once
+        await kv.close();
+      },
+    });
   };
   server.once('error', (err: Error) => {
     logger.fatal({ err }, `cannot listen on ${config.host}:${config.port}: ${err.message}`);
