@@ -2,8 +2,8 @@ import { sanitizeError } from '@maintd/core';
 
 // Printable ASCII words with single spaces between them: no escape sequence, control or
 // bidirectional character can hide in such a string, so it is already clean. Nearly every
-// string of a read (keys, kinds, names, ids) is one, and skipping core's pass for them keeps a
-// full read of 10,000 cooldowns and stores at ~40 ms instead of ~230 ms of the event loop.
+// string of a read (keys, kinds, names, ids) is one, and skipping core's pass for them is most of
+// what a full read of 10,000 cooldowns and stores costs the event loop (figures in README.md).
 const PLAIN = /^[!-~]+(?: [!-~]+)*$/;
 
 /**

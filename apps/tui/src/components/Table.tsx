@@ -8,9 +8,9 @@ import { GAP, type PlacedColumn } from '../views/columns.js';
 export const MARK_WIDTH = 2;
 
 /**
- * Where long cell text is cut. ASCII on purpose: Ink measures every line of every frame, and one
- * character outside printable ASCII sends the whole line through a grapheme segmenter instead
- * of a length check (a third more of Ink's time per frame; see bench/tui.bench.ts).
+ * Where long cell text is cut. ASCII on purpose: one character outside printable ASCII sends the
+ * whole line through Ink's grapheme segmenter instead of a length check, in Ink's measuring and
+ * in its drawing (patches/ink@6.8.0.patch skips it for ASCII lines only).
  */
 export const CUT = '~';
 
