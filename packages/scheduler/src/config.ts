@@ -1,5 +1,5 @@
 import type { CooldownPolicy, TaskKind } from '@maintd/core';
-import type { LogFormat, LogLevel } from '@maintd/settings';
+import type { EtcdConfig, LogFormat, LogLevel } from '@maintd/settings';
 
 export type { LogLevel };
 
@@ -23,17 +23,8 @@ export interface Config {
   readonly masterId: string;
   /** MASTER_API_TOKEN: bearer token mutations need; unset = loopback clients only may mutate. */
   readonly apiToken: string | undefined;
-  readonly etcd: {
-    /** ETCD_ENDPOINTS: empty = embedded MemoryKv (single master, not durable). */
-    readonly endpoints: readonly string[];
-    /** ETCD_PREFIX, default /maintd. */
-    readonly prefix: string;
-    readonly username: string | undefined;
-    readonly password: string | undefined;
-    /** ETCD_CA_CERT, ETCD_CLIENT_CERT, ETCD_CLIENT_KEY: PEM file paths. */
-    readonly caCert: string | undefined;
-    readonly clientCert: string | undefined;
-    readonly clientKey: string | undefined;
+  /** ETCD_*: empty endpoints = embedded MemoryKv (single master, not durable); prefix default /maintd. */
+  readonly etcd: EtcdConfig & {
     /** ETCD_LEASE_TTL_SECS, default 30, minimum 5. */
     readonly leaseTtlSecs: number;
   };
