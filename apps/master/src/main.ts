@@ -10,23 +10,22 @@ import {
   etcdKvOptions,
   systemClock,
 } from '@maintd/core';
-import { type Config, PRETTY_LOG_FORMAT, type Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
+import { type Config, PRETTY_LOG_FORMAT, createMetrics, storeOptions } from '@maintd/scheduler';
 import { EXIT, handleStopSignals, resolveLogFormat, shutDown, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
 import { loadProcessConfig, stdoutIsTty } from './env.js';
-import type { EventHub } from './events.js';
 import { createStartingApp } from './starting.js';
 import { RETRY_FIELDS, STARTUP_BACKOFF, openWithRetry } from './startup.js';
 import { VERSION } from './version.js';
-import { wireMaster } from './wire.js';
+import { type Master, wireMaster } from './wire.js';
 
 /** What the HTTP server hands to whichever app serves now. */
 type Fetch = (request: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>;
 
 /**
- * The `maintd` entry point: parses the config, wires the real dependencies (etcd or the
- * embedded store, the system clock, pino, prom-client), serves the API and runs the scheduler
- * until SIGINT/SIGTERM. Everything else is `createApp` and `Scheduler`, tested without it.
+ * The `maintd` entry point: parses the config, opens the real dependencies (etcd or the
+ * embedded store, the system clock, pino, prom-client), serves the API and runs the master that
+ * `wireMaster` composes until SIGINT/SIGTERM. Everything else is tested without it.
  *
  * The HTTP server listens before the store opens: while etcd is unreachable at startup the
  * master is alive (`/healthz`) and not ready (`/readyz` 503), retrying with backoff, and it
@@ -98,9 +97,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     },
   );
 
-  /** Set once the store is open and the scheduler runs. */
-  let running: { readonly store: TaskStore; readonly scheduler: Scheduler; readonly events: EventHub } | undefined =
-    undefined;
+  /** Set once the store is open and the master runs. */
+  let running: { readonly store: TaskStore; readonly master: Master } | undefined = undefined;
   const stop = new AbortController();
   const closeServer = (): Promise<void> => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -123,12 +121,11 @@ export async function main(argv: readonly string[]): Promise<void> {
           return;
         }
         logger.info(
-          { signal, running: r.scheduler.runningCount() },
+          { signal, running: r.master.scheduler.runningCount() },
           'shutting down: no new claims; letting running tasks finish',
         );
-        const { finished, abandoned } = await r.scheduler.stop(config.shutdownGraceSecs * 1000);
+        const { finished, abandoned } = await r.master.stop(config.shutdownGraceSecs * 1000);
         if (!finished) logger.warn({ abandoned }, 'grace period over; releasing the rest to peers');
-        await r.events.close();
       },
       release: async () => {
         if (r) await r.store.close(); // revokes the session: peers recover anything left at once
@@ -212,7 +209,7 @@ export async function main(argv: readonly string[]): Promise<void> {
 
   const master = wireMaster({ store, kv, config, clock, logger, metrics });
   master.start();
-  running = { store, scheduler: master.scheduler, events: master.events };
+  running = { store, master };
   serving = master.app;
   if (opened.attempts > 1)
     logger.info({ attempts: opened.attempts }, 'etcd reachable; task store open, serving the API');
