@@ -33,9 +33,20 @@ interface CooldownEntry {
   readonly firstFailureMs: number;
 }
 
+/** The key prefixes of the five sections an aggregate reads, built once. */
+interface Sections {
+  readonly tasks: string;
+  readonly cooldowns: string;
+  readonly parks: string;
+  readonly stats: string;
+  readonly masters: string;
+}
+
 /** The in-memory state of one prefix. Mutated by {@link applyChange}; read by `summarize`. */
 export interface ClusterAggregate {
   readonly keys: Keys;
+  /** Where each section starts: every watched change is matched against them. */
+  readonly sections: Sections;
   /**
    * Task map key (see `taskMapKey`) → `kind * STATES + state`, plus `enqueue time * SLOTS` while
    * queued: one number per task, never a parsed record.
@@ -81,8 +92,10 @@ export interface Change {
 
 /** An empty aggregate for `prefix` (default `/maintd`). */
 export function createAggregate(prefix?: string): ClusterAggregate {
+  const keys = keysFor(prefix);
   return {
-    keys: keysFor(prefix),
+    keys,
+    sections: sectionsOf(keys),
     tasks: new Map(),
     taskCounts: new Array<number>(SLOTS).fill(0),
     queues: TASK_KINDS.map(() => createQueueHeap()),
@@ -99,7 +112,18 @@ export function createAggregate(prefix?: string): ClusterAggregate {
 
 /** The key prefixes an aggregate reads: a sync range-reads each of them. */
 export function aggregatePrefixes(keys: Keys): readonly string[] {
-  return [keys.tasksPrefix, keys.cooldownPrefix(), keys.parkedPrefix(), keys.statsPrefix, keys.mastersPrefix];
+  const s = sectionsOf(keys);
+  return [s.tasks, s.cooldowns, s.parks, s.stats, s.masters];
+}
+
+function sectionsOf(keys: Keys): Sections {
+  return {
+    tasks: keys.tasksPrefix,
+    cooldowns: keys.cooldownPrefix(),
+    parks: keys.parkedPrefix(),
+    stats: keys.statsPrefix,
+    masters: keys.mastersPrefix,
+  };
 }
 
 /**
@@ -109,14 +133,14 @@ export function aggregatePrefixes(keys: Keys): readonly string[] {
 export function applyChange(agg: ClusterAggregate, change: Change): void {
   if (change.modRevision > agg.revision) agg.revision = change.modRevision;
   const { key } = change;
-  const k = agg.keys;
+  const s = agg.sections;
   const value = change.type === 'put' ? change.value : undefined;
   if (value === undefined) agg.invalid.delete(key);
-  if (key.startsWith(k.tasksPrefix)) applyTask(agg, key, value);
-  else if (key.startsWith(k.cooldownPrefix())) applyCooldown(agg, key, value);
-  else if (key.startsWith(k.parkedPrefix())) applyPark(agg, key, value);
-  else if (key.startsWith(k.statsPrefix)) applyStats(agg, key, value);
-  else if (key.startsWith(k.mastersPrefix)) {
+  if (key.startsWith(s.tasks)) applyTask(agg, key, value);
+  else if (key.startsWith(s.cooldowns)) applyCooldown(agg, key, value);
+  else if (key.startsWith(s.parks)) applyPark(agg, key, value);
+  else if (key.startsWith(s.stats)) applyStats(agg, key, value);
+  else if (key.startsWith(s.masters)) {
     // A registration's value is not needed: the key exists exactly while the master's session does.
     if (value === undefined) agg.masters.delete(key);
     else agg.masters.add(key);
@@ -132,7 +156,7 @@ export function isQueued(agg: ClusterAggregate, kind: number, at: number, id: st
 }
 
 function applyTask(agg: ClusterAggregate, key: string, value: string | undefined): void {
-  const id = taskMapKey(key, agg.keys.tasksPrefix.length);
+  const id = taskMapKey(key, agg.sections.tasks.length);
   const prev = agg.tasks.get(id);
   if (prev !== undefined) {
     agg.taskCounts[prev % SLOTS]!--;
@@ -181,7 +205,7 @@ function keyKind(
 }
 
 function applyCooldown(agg: ClusterAggregate, key: string, value: string | undefined): void {
-  const at = keyKind(agg, agg.keys.cooldownPrefix(), key, value);
+  const at = keyKind(agg, agg.sections.cooldowns, key, value);
   if (!at) return;
   const { kind } = at;
   const records = agg.cooldowns[kind]!;
@@ -202,10 +226,10 @@ function applyCooldown(agg: ClusterAggregate, key: string, value: string | undef
 }
 
 function applyPark(agg: ClusterAggregate, key: string, value: string | undefined): void {
-  const at = keyKind(agg, agg.keys.parkedPrefix(), key, value);
+  const at = keyKind(agg, agg.sections.parks, key, value);
   if (!at) return;
   const parks = agg.parks[at.kind]!;
-  const cooldownKey = `${agg.keys.cooldownPrefix()}${at.rest}`;
+  const cooldownKey = `${agg.sections.cooldowns}${at.rest}`;
   const until = value === undefined ? undefined : noteDecoded(agg, key, readParkUntil(value));
   if (until !== undefined) parks.set(cooldownKey, until);
   else parks.delete(cooldownKey);

@@ -51,17 +51,21 @@ export function summarize(agg: ClusterAggregate, nowMs: number): ClusterSummary 
     const oldest = heapOldest(agg.queues[k]!, (at, id) => isQueued(agg, k, at, id));
     const parks = agg.parks[k]!;
     let parked = 0;
-    for (const until of parks.values()) if (isParked({ until_ms: until }, nowMs)) parked++;
+    parks.forEach((until) => {
+      if (isParked({ until_ms: until }, nowMs)) parked++;
+    });
     let active = 0;
     let firstFailure = Infinity;
-    for (const [key, c] of agg.cooldowns[k]!) {
-      if (c.untilMs === null || c.untilMs <= nowMs) continue;
+    // forEach, not for-of over entries: a scrape walks every cooldown record, and an entry array
+    // per record would make each scrape allocate in proportion to the records.
+    agg.cooldowns[k]!.forEach((c, key) => {
+      if (c.untilMs === null || c.untilMs <= nowMs) return;
       active++;
-      if (c.firstFailureMs >= firstFailure) continue;
+      if (c.firstFailureMs >= firstFailure) return;
       const park = parked > 0 ? parks.get(key) : undefined;
-      if (park !== undefined && isParked({ until_ms: park }, nowMs)) continue;
+      if (park !== undefined && isParked({ until_ms: park }, nowMs)) return;
       firstFailure = c.firstFailureMs;
-    }
+    });
     let failuresMax = 0;
     for (const f of agg.failureCounts[k]!.keys()) if (f > failuresMax) failuresMax = f;
     return {
