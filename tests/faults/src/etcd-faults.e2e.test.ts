@@ -30,7 +30,7 @@ const ETCD_CALL_DEADLINE_MS = 5000;
  * `EtcdKv` now races the whole call against the deadline.)
  */
 const ETCD_CALL_BOUND_MS = ETCD_CALL_DEADLINE_MS;
-/** `/readyz` gives etcd this long (apps/master/src/app.ts READY_TIMEOUT_MS). */
+/** `/readyz` gives etcd this long (apps/master/src/routes/health.ts READY_TIMEOUT_MS). */
 const READY_TIMEOUT_MS = 2000;
 /** Scheduling slack on a busy 2-core machine. */
 const SLACK_MS = 2000;
