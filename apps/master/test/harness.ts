@@ -1,8 +1,8 @@
-import { EtcdKv, FakeClock, type Kv, StoreUnavailableError, TaskStore, seededRandom } from '@maintd/core';
+import { EtcdKv, FakeClock, type Kv, StoreUnavailableError, type TaskStore, seededRandom } from '@maintd/core';
 import { eventually as retryUntil } from '@maintd/core/testing';
-import { type Config, type Metrics, type Scheduler, createMetrics, storeOptions } from '@maintd/scheduler';
-import { type DeepPartial, testConfig } from '@maintd/scheduler/testing';
-import { type Logger, pino } from 'pino';
+import type { Config, Metrics, Scheduler } from '@maintd/scheduler';
+import { type DeepPartial, openTestStore, testConfig } from '@maintd/scheduler/testing';
+import type { Logger } from 'pino';
 import type { createApp } from '../src/app.js';
 import type { EventHub } from '../src/events.js';
 import { wireMaster } from '../src/wire.js';
@@ -33,20 +33,11 @@ export async function openMaster(
   wrapKv: (kv: Kv) => Kv = (kv) => kv,
 ): Promise<TestMaster> {
   const kv = wrapKv(new EtcdKv({ endpoints: [...etcdEndpoints] }));
-  const config = testConfig({ ...overrides, etcd: { ...overrides.etcd, endpoints: [...etcdEndpoints] } });
-  const logs: Record<string, unknown>[] = [];
-  const logger = pino(
-    { level: 'debug', base: { master_id: config.masterId } },
-    { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
-  );
-  const metrics = createMetrics({ processMetrics: true });
-  const store = await TaskStore.open(
-    storeOptions(config, {
-      kv,
-      clock,
-      random: seededRandom(seed),
-      info: { host: 'test', pid: process.pid, version: '0.0.0', started_at: clock.now(), pools: { general: 4 } },
-    }),
+  const { config, store, metrics, logs, logger } = await openTestStore(
+    kv,
+    clock,
+    { ...overrides, etcd: { ...overrides.etcd, endpoints: [...etcdEndpoints] } },
+    { random: seededRandom(seed), processMetrics: true },
   );
   // Wired as main.ts wires it; the tests start its event hub and its scheduler when they need them.
   const master = wireMaster({ store, kv, config, clock, logger, metrics });

@@ -55,31 +55,33 @@ function merge<T>(a: T, b: DeepPartial<T>): T {
   return out as T;
 }
 
-/** A scheduler wired as the daemon wires it, on a Kv of the test's choosing, with captured logs. */
-export interface TestScheduler {
+/** A task store opened as the daemon opens it, on a Kv of the test's choosing, with captured logs. */
+export interface TestStore {
   readonly config: Config;
   readonly kv: Kv;
   readonly store: TaskStore;
-  readonly scheduler: Scheduler;
   readonly metrics: Metrics;
   readonly logs: Record<string, unknown>[];
   readonly logger: Logger;
-  /** Stops the scheduler and closes the store (not the Kv, which the caller owns). */
-  close(): Promise<void>;
 }
 
-/** Opens a store and a scheduler (not started) on `kv`. */
-export async function openScheduler(
+/** What {@link openTestStore} and {@link openScheduler} take besides the Kv, clock and config. */
+export interface TestStoreOptions {
+  readonly random?: Random;
+  /** Node's process metrics on the registry too, as the daemon has them (default false). */
+  readonly processMetrics?: boolean;
+}
+
+/**
+ * Opens a store on `kv` with the {@link testConfig} of `overrides`, a logger that captures its
+ * lines and a metrics registry: what a scheduler, or a whole master, is wired from.
+ */
+export async function openTestStore(
   kv: Kv,
   clock: Clock,
   overrides: DeepPartial<Config> = {},
-  options: {
-    readonly random?: Random;
-    readonly fetch?: typeof fetch;
-    /** Node's process metrics on the registry too, as the daemon has them (default false). */
-    readonly processMetrics?: boolean;
-  } = {},
-): Promise<TestScheduler> {
+  options: TestStoreOptions = {},
+): Promise<TestStore> {
   const config = testConfig(overrides);
   const logs: Record<string, unknown>[] = [];
   const logger = pino(
@@ -95,6 +97,25 @@ export async function openScheduler(
       info: { host: 'test', pid: process.pid, version: '0.0.0', started_at: clock.now(), pools: { general: 4 } },
     }),
   );
+  return { config, kv, store, metrics, logs, logger };
+}
+
+/** A scheduler wired as the daemon wires it, on a Kv of the test's choosing, with captured logs. */
+export interface TestScheduler extends TestStore {
+  readonly scheduler: Scheduler;
+  /** Stops the scheduler and closes the store (not the Kv, which the caller owns). */
+  close(): Promise<void>;
+}
+
+/** Opens a store and a scheduler (not started) on `kv`. */
+export async function openScheduler(
+  kv: Kv,
+  clock: Clock,
+  overrides: DeepPartial<Config> = {},
+  options: TestStoreOptions & { readonly fetch?: typeof fetch } = {},
+): Promise<TestScheduler> {
+  const opened = await openTestStore(kv, clock, overrides, options);
+  const { config, store, metrics, logger } = opened;
   const scheduler = new Scheduler({
     store,
     kv,
@@ -105,13 +126,8 @@ export async function openScheduler(
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   return {
-    config,
-    kv,
-    store,
+    ...opened,
     scheduler,
-    metrics,
-    logs,
-    logger,
     close: async () => {
       await scheduler.stop(0);
       await store.close();
