@@ -165,6 +165,7 @@ const ms = (x: number): string => x.toFixed(2);
 async function main(): Promise<void> {
   // React and Ink's reconciler choose their build when first loaded: production, as the binary.
   process.env.NODE_ENV = 'production';
+  // eslint-disable-next-line no-restricted-syntax -- the build to measure is chosen at run time
   const tui = (await import(
     process.env.BENCH_TUI_DIST ? pathToFileURL(process.env.BENCH_TUI_DIST).href : '../apps/tui/dist/index.js'
   )) as typeof TuiModule;
