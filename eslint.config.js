@@ -33,7 +33,7 @@ const computedImport = {
   message: 'Import by a literal specifier: a path built at run time gets past `exports` and this lint.',
 };
 
-// Apps never import each other (DESIGN §1): code two apps need lives in a package. Each app's
+// Apps never import each other (docs/ARCHITECTURE.md §1): code two apps need lives in a package. Each app's
 // sources may not import any other app's package, by name or by a relative path into it.
 const APPS = readdirSync(new URL('./apps/', import.meta.url), { withFileTypes: true })
   .filter((d) => d.isDirectory())
@@ -49,11 +49,11 @@ const appBoundaries = APPS.map((app) => ({
           ...APPS.filter((other) => other !== app).flatMap((other) => [
             {
               group: [`@maintd/${other}`, `@maintd/${other}/*`],
-              message: 'Apps never import each other (DESIGN §1): move the shared code into a package.',
+              message: 'Apps never import each other (docs/ARCHITECTURE.md §1): move the shared code into a package.',
             },
             {
               group: [`**/apps/${other}/**`, `../../${other}/**`, `../${other}/**`],
-              message: 'Apps never import each other (DESIGN §1): move the shared code into a package.',
+              message: 'Apps never import each other (docs/ARCHITECTURE.md §1): move the shared code into a package.',
             },
           ]),
         ],
@@ -84,7 +84,7 @@ export default tseslint.config(
     },
   },
   {
-    // Core logic reads time and randomness only through Clock and Random (DESIGN §2.2).
+    // Core logic reads time and randomness only through Clock and Random (docs/ARCHITECTURE.md §2.2).
     files: ['packages/core/src/**/*.ts'],
     ignores: [
       'packages/core/src/clock.ts',

@@ -6,7 +6,7 @@
  * `@maintd/settings`), and keeps every other import as an import: Node built-ins and the app's
  * runtime `dependencies`, which npm installs next to it.
  *
- * Why: the binaries are published (DESIGN §1) but those workspace packages are not, so the
+ * Why: the binaries are published (docs/ARCHITECTURE.md §1) but those workspace packages are not, so the
  * tarball must carry their code; bundling it in is what lets `npm i -g @maintd/master` work
  * without publishing internals. It runs on every build, not only at pack time, so the workspace
  * (`node apps/master/bin/maintd.js`, every test that spawns a binary) runs the same file that

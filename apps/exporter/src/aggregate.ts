@@ -1,5 +1,5 @@
 /**
- * Cluster-wide aggregates of one maintd prefix, kept from etcd changes (DESIGN §5).
+ * Cluster-wide aggregates of one maintd prefix, kept from etcd changes (docs/ARCHITECTURE.md §5).
  *
  * The exporter holds one {@link ClusterAggregate} per sync: every key it reads or watches goes
  * through {@link applyChange}, which keeps exactly what a later put or delete of the same key

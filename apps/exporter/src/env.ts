@@ -1,5 +1,5 @@
 /**
- * The exporter's configuration edge, in the master's style (DESIGN §3.1): this is the only module
+ * The exporter's configuration edge, in the master's style (docs/ARCHITECTURE.md §3.1): this is the only module
  * that reads `process.env`; everything else receives a parsed {@link ExporterConfig}.
  *
  * One zod schema, {@link SettingsSchema}, is the source of truth for every setting: each field is

@@ -11,7 +11,7 @@ export interface MetricsSource {
   status(): WatcherStatus;
 }
 
-/** The exporter's metrics on a registry of its own (DESIGN §5). */
+/** The exporter's metrics on a registry of its own (docs/ARCHITECTURE.md §5). */
 export interface ExporterMetrics {
   /** The exporter's own metrics (and Node's process metrics). */
   readonly registry: Registry;

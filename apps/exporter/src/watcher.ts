@@ -104,7 +104,7 @@ const CLOSE_TIMEOUT_MS = 1000;
 
 /**
  * Keeps the cluster aggregates of one prefix in memory: one range read of the sections the
- * metrics need, then one watch of the prefix from that read's revision (DESIGN §5).
+ * metrics need, then one watch of the prefix from that read's revision (docs/ARCHITECTURE.md §5).
  *
  * - A watch on a compacted revision, or one cancelled by etcd, triggers a fresh sync; the previous
  *   aggregate is served (still `up`) until the new one is complete.

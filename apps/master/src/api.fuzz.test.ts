@@ -54,7 +54,7 @@ const REQUEST_TIMEOUT_MS = 6000;
 
 // ------------------------------------------------------------------ the contract, restated
 
-// The request schemas as documented (DESIGN §3.4, the OpenAPI document): the oracle that decides
+// The request schemas as documented (docs/ARCHITECTURE.md §3.4, the OpenAPI document): the oracle that decides
 // which generated requests must succeed. Deliberately restated rather than imported from app.ts.
 const TaskId = z.uuid({ version: 'v7' });
 const Limit = z.coerce.number().int().min(1).max(200).default(50);
@@ -304,7 +304,7 @@ function hexTarget(hex: string | undefined): string | undefined {
   return TargetSchema.safeParse(target).success && targetHex(target) === hex ? target : undefined;
 }
 
-/** What is wrong with a key under the prefix and its value, if anything (DESIGN §2.4 layout). */
+/** What is wrong with a key under the prefix and its value, if anything (docs/ARCHITECTURE.md §2.4 layout). */
 function storedProblem(prefix: string, kv: KeyValue): string | undefined {
   const [area, ...parts] = kv.key.slice(prefix.length + 1).split('/');
   const bad = (why: string): string => `${why}: ${JSON.stringify(kv.key)} = ${kv.value.slice(0, 200)}`;
@@ -1072,7 +1072,7 @@ function anyRequest(taskId: string): fc.Arbitrary<RequestSpec> {
     );
 }
 
-/** Every list route, with and without a query: each answers 503 while etcd is down (DESIGN §3.4). */
+/** Every list route, with and without a query: each answers 503 while etcd is down (docs/ARCHITECTURE.md §3.4). */
 const LIST_PATHS = [
   '/api/v1/tasks',
   '/api/v1/tasks?kind=compact&limit=5',

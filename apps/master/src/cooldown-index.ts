@@ -158,7 +158,7 @@ function matches(state: CooldownState | undefined, filter: CooldownStateFilter |
 }
 
 /**
- * The master's in-memory index of every cooldown record and park (DESIGN §3.4: pages "served from
+ * The master's in-memory index of every cooldown record and park (docs/ARCHITECTURE.md §3.4: pages "served from
  * the watch-maintained cache without building a 3 MB body per request"). The event hub loads it
  * from one read of each prefix and keeps it current from their watches; the API serves the
  * paged cooldown list, the unpaged one and each entry's merged view from it.

@@ -1,5 +1,5 @@
 /**
- * The master's configuration edge (DESIGN §3.1): the only module that reads `process.env`.
+ * The master's configuration edge (docs/ARCHITECTURE.md §3.1): the only module that reads `process.env`.
  * Parsing lives in `@maintd/scheduler`'s settings schema; this hands it the process's input.
  */
 import { randomBytes } from 'node:crypto';

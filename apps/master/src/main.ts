@@ -29,7 +29,7 @@ type Fetch = (request: Request, env: HttpBindings | Http2Bindings) => Response |
  *
  * The HTTP server listens before the store opens: while etcd is unreachable at startup the
  * master is alive (`/healthz`) and not ready (`/readyz` 503), retrying with backoff, and it
- * switches to the real API once the store opens (DESIGN §3.1). Exit codes: 0 after a signal,
+ * switches to the real API once the store opens (docs/ARCHITECTURE.md §3.1). Exit codes: 0 after a signal,
  * 1 on a runtime failure (e.g. the port is taken), 2 on a configuration that can never work.
  */
 export async function main(argv: readonly string[]): Promise<void> {

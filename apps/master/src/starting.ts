@@ -10,7 +10,7 @@ export interface StartingAppDeps {
 const STARTING_ERROR = 'starting: etcd not reachable yet';
 
 /**
- * What the master serves before its task store opens (DESIGN §3.1: etcd unreachable at startup
+ * What the master serves before its task store opens (docs/ARCHITECTURE.md §3.1: etcd unreachable at startup
  * is not fatal): alive (`/healthz` 200), not ready (`/readyz` 503), and a 503 for everything
  * else, so a load balancer or an orchestrator sees a live process that is waiting, and a client
  * sees why its call cannot be served. `main.ts` swaps in the real app once the store is open.

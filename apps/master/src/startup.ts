@@ -48,7 +48,7 @@ export type OpenOutcome<T> =
   | { readonly kind: 'stopped' };
 
 /**
- * Opens the store, retrying while etcd is unreachable (DESIGN §3.1) with capped, jittered
+ * Opens the store, retrying while etcd is unreachable (docs/ARCHITECTURE.md §3.1) with capped, jittered
  * backoff and one warning per attempt that names the endpoints, the cause and the next wait.
  * Only unreachability is retried: a refusal or a TLS mismatch will not heal by waiting.
  */

@@ -22,7 +22,7 @@ describe('incident simulation', () => {
   }, 60_000);
 });
 
-// The bands of issue 17, at the README's defaults. Two of them are out of reach under DESIGN's
+// The bands of issue 17, at the README's defaults. Two of them are out of reach under the documented (docs/ARCHITECTURE.md)
 // cooldown schedule (the README's closing note says why); for those the test pins what the
 // README claims instead, so the explanation cannot drift from the run.
 describe('the incident with the README defaults (6 masters, 8 workers × 2 merges, 200 stores, 5 broken, 6 h, seed 1)', () => {

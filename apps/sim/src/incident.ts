@@ -126,7 +126,7 @@ function sumHours(xs: readonly number[], from: number, to: number): number {
   return xs.slice(from - 1, to).reduce((a, b) => a + b, 0);
 }
 
-/** MERGE_WAL_CONCURRENCY's default (DESIGN §3.1): merge slots per master. */
+/** MERGE_WAL_CONCURRENCY's default (docs/ARCHITECTURE.md §3.1): merge slots per master. */
 const DEFAULT_MERGE_SLOTS = 4;
 
 const HOUR = 3_600_000;
@@ -188,7 +188,7 @@ export async function runIncident(o: IncidentOptions): Promise<IncidentResult> {
   let timeoutMs = 0;
   for (let i = 0; i < o.masters; i++) {
     const loaded = loadConfig({
-      // DESIGN §3.1 defaults for everything the master owns; only identity, workers and the
+      // docs/ARCHITECTURE.md §3.1 defaults for everything the master owns; only identity, workers and the
       // cooldown switch are set.
       argv: [
         `--master-id=sim-${i}`,
@@ -258,7 +258,7 @@ export async function runIncident(o: IncidentOptions): Promise<IncidentResult> {
     }
   });
   if (masters.reduce((n, m) => n + m.scheduler.poolSizes().merge!, 0) !== slots)
-    throw new Error('the merge pools are not at their DESIGN default');
+    throw new Error('the merge pools are not at their documented defaults (docs/ARCHITECTURE.md §3.1)');
   for (const m of masters) m.scheduler.start();
 
   const series: number[] = [];

@@ -29,7 +29,7 @@ export interface WorkerAnswer {
   readonly body: unknown;
 }
 
-/** One simulated worker: the worker protocol (DESIGN §3.3) over the shared fleet, without HTTP. */
+/** One simulated worker: the worker protocol (docs/ARCHITECTURE.md §3.3) over the shared fleet, without HTTP. */
 export interface SimWorker {
   /**
    * Answers `method path` after the call's latency on the worker's clock. `signal` aborts when

@@ -56,7 +56,7 @@ export function master(id = 'master-a'): Master {
   };
 }
 
-/** The policy of a master with the defaults of DESIGN §2.7. */
+/** The policy of a master with the defaults of docs/ARCHITECTURE.md §2.7. */
 export function policy(over: Partial<Policy> = {}): Policy {
   return {
     threshold: 3,

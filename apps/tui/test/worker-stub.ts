@@ -1,6 +1,6 @@
 /**
  * A small worker for the README's view captures (`scripts/capture-views.ts`) and demos: a real
- * HTTP server speaking the worker protocol of DESIGN §3.3 over a few in-memory stores. Healthy
+ * HTTP server speaking the worker protocol of docs/ARCHITECTURE.md §3.3 over a few in-memory stores. Healthy
  * stores merge (their WAL backlog grows back on every scan); broken stores fail every merge and
  * compaction the way the production incident did:
  * `500 {"error": "Not found: .../data/<fragment>.lance"}`.

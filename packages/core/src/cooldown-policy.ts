@@ -5,7 +5,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { type ErrorClass, type TaskCooldown, type TaskKind, TASK_KINDS, carryUnknownFields } from './model.js';
 
-/** Cooldown settings (DESIGN §2.7). */
+/** Cooldown settings (docs/ARCHITECTURE.md §2.7). */
 export interface CooldownPolicy {
   /** Consecutive failures before a window opens; 0 disables the feature. Default 3. */
   readonly afterFailures: number;
@@ -23,7 +23,7 @@ export interface CooldownPolicy {
   readonly countInfrastructure: boolean;
 }
 
-/** The defaults of DESIGN §2.7. */
+/** The defaults of docs/ARCHITECTURE.md §2.7. */
 export const DEFAULT_COOLDOWN_POLICY: CooldownPolicy = Object.freeze({
   afterFailures: 3,
   baseSecs: 600,

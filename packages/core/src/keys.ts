@@ -19,7 +19,7 @@ export function keyAfter(key: string): string {
 }
 
 /**
- * The etcd key layout under one prefix (DESIGN §2.4). Every key maintd writes is built here,
+ * The etcd key layout under one prefix (docs/ARCHITECTURE.md §2.4). Every key maintd writes is built here,
  * so nothing can land outside the prefix.
  */
 export interface Keys {
@@ -75,7 +75,7 @@ export interface Keys {
   sweep(name: string): string;
 }
 
-/** The key prefix when none is given (DESIGN §2.4; the default of `ETCD_PREFIX`). */
+/** The key prefix when none is given (docs/ARCHITECTURE.md §2.4; the default of `ETCD_PREFIX`). */
 export const DEFAULT_PREFIX = '/maintd';
 
 /** Builds the key layout for `prefix` (trailing slashes are dropped; default {@link DEFAULT_PREFIX}). */

@@ -32,11 +32,11 @@ export type SessionEvent =
 /** Smallest session TTL accepted: a lease shorter than a few keepalive periods flaps. */
 export const MIN_SESSION_TTL_SECS = 5;
 
-/** Session lease TTL when none is given, in seconds (DESIGN §2.5). */
+/** Session lease TTL when none is given, in seconds (docs/ARCHITECTURE.md §2.5). */
 export const DEFAULT_SESSION_TTL_SECS = 30;
 
 /**
- * A master's session lease (DESIGN §2.5). Registration, claims, target locks and coordination
+ * A master's session lease (docs/ARCHITECTURE.md §2.5). Registration, claims, target locks and coordination
  * locks ride on it. When it is lost the holder must stop claiming; the session then opens a new
  * lease in the background, and claims made under the old one fail their `finish`.
  */

@@ -1,5 +1,5 @@
 /**
- * A model-based test of the TaskStore (DESIGN §2.6–2.7): random sequences of enqueue, claim,
+ * A model-based test of the TaskStore (docs/ARCHITECTURE.md §2.6–2.7): random sequences of enqueue, claim,
  * finish, session loss, restart, recovery, cooldown reset, clock steps and reads are run
  * against several store instances sharing one Kv, and against a pure reference model of the
  * queue, claims, target locks, dedupe, history and cooldown counts. Every command checks its

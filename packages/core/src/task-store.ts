@@ -32,7 +32,7 @@ export type { ParkOptions } from './store/park-store.js';
 export { DEFAULT_STORE_OPTIONS, type TaskStoreOptions } from './store/store-options.js';
 
 /**
- * The task queue, claims, history and failure cooldown, over any {@link Kv} (DESIGN §2.6–2.7).
+ * The task queue, claims, history and failure cooldown, over any {@link Kv} (docs/ARCHITECTURE.md §2.6–2.7).
  * Safe to use from many instances (masters) at once: every state change is one guarded
  * transaction. Holds a session lease; call {@link TaskStore.close} to release it.
  */

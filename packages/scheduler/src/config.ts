@@ -12,7 +12,7 @@ export interface SweepConfig {
 }
 
 /**
- * The master's effective configuration, parsed once at the edge by `env.ts` (DESIGN §3.1).
+ * The master's effective configuration, parsed once at the edge by `env.ts` (docs/ARCHITECTURE.md §3.1).
  * Everything below `main.ts` receives this, never `process.env`.
  */
 export interface Config {

@@ -61,7 +61,7 @@ export function bound(text: string): string {
 const CAUSE_MAX = 400;
 
 /**
- * A failure's text, the cause first (DESIGN §3.2): the first worker's own error, then
+ * A failure's text, the cause first (docs/ARCHITECTURE.md §3.2): the first worker's own error, then
  * `(summary; N more errors)`, then those other errors while the bound leaves room. Operators read
  * the head of the text (a dashboard column, a log line, a cooldown's bounded `last_error`); a
  * summary first made every failure of a kind start alike, and the count says what a cut tail hid.
@@ -157,7 +157,7 @@ export async function runOnOwners<T>(
 }
 
 /**
- * The outcome of an owners fan-out (DESIGN §3.2): done when some worker did the
+ * The outcome of an owners fan-out (docs/ARCHITECTURE.md §3.2): done when some worker did the
  * work and no owner failed (in fallback mode an unreachable or unavailable worker passed over is
  * only noted); failed `target` when a worker answered with an error about the store or none owns
  * it; failed `infrastructure` when no worker answered about it at all.

@@ -7,7 +7,7 @@ const JOB_BUCKETS = [0.5, 2, 10, 30, 120, 600, 1800];
 /** Buckets of request-latency histograms (seconds). */
 const REQUEST_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60];
 
-/** The master's Prometheus metrics (DESIGN §3.5), on a registry of its own. No per-target labels. */
+/** The master's Prometheus metrics (docs/ARCHITECTURE.md §3.5), on a registry of its own. No per-target labels. */
 export interface Metrics {
   readonly registry: Registry;
   readonly enqueued: Counter<'kind' | 'source'>;

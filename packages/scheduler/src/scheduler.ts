@@ -14,7 +14,7 @@ import { type WorkerStatus, workerStatus } from './scheduler/worker-status.js';
 import { createStoreOutageLog } from './store-outage.js';
 
 /**
- * The master's scheduler (DESIGN §3.2): the stats scan and both sweeps (each once per interval
+ * The master's scheduler (docs/ARCHITECTURE.md §3.2): the stats scan and both sweeps (each once per interval
  * fleet-wide), the pools that claim and run tasks, and the orphan-recovery loop. A resource:
  * `start()` it, `stop()` it. It composes the parts in `scheduler/`, which share one
  * {@link LoopContext}.

@@ -159,7 +159,7 @@ describe('loadConfig defaults', () => {
 });
 
 describe('the settings list', () => {
-  it('holds exactly the settings DESIGN §3.1 and §2.7 document, in that order', () => {
+  it('holds exactly the settings docs/ARCHITECTURE.md §3.1 and §2.7 document, in that order', () => {
     expect(settings.map((s) => s.env)).toEqual(DOCUMENTED);
   });
 

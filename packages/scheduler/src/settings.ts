@@ -1,5 +1,5 @@
 /**
- * The master's settings (DESIGN §3.1): parsing argv and an env map into a {@link Config}. The
+ * The master's settings (docs/ARCHITECTURE.md §3.1): parsing argv and an env map into a {@link Config}. The
  * binary's `env.ts` is the only reader of `process.env`; it hands the map in here.
  *
  * One zod schema, {@link SettingsSchema}, is the source of truth for every setting: each field
@@ -169,7 +169,7 @@ const shape = {
 export type EnvName = keyof typeof shape;
 
 /**
- * The schema of every master setting, keyed by env var name (DESIGN §3.1, §2.7). Input: raw
+ * The schema of every master setting, keyed by env var name (docs/ARCHITECTURE.md §3.1, §2.7). Input: raw
  * strings, absent when unset. Output: typed values with defaults applied.
  */
 export const SettingsSchema = z.object(shape).superRefine(

@@ -1,5 +1,5 @@
 /**
- * The configuration edge every maintd binary shares (DESIGN §3.1). Each binary declares one zod
+ * The configuration edge every maintd binary shares (docs/ARCHITECTURE.md §3.1). Each binary declares one zod
  * schema whose fields are keyed by env var, carry their defaults and are registered with their
  * description and secrecy; flags, `--help`, `--print-config` and error messages are all derived
  * from it, so a setting cannot exist in one place and be missing from another.

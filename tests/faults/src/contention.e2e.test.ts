@@ -3,7 +3,7 @@
  * they can. Runs of one store serialise on its target lock, and each failure commits with its
  * count in the finish transaction, guarded by the record's revision read at claim time.
  * Whatever the interleaving, and whichever master dies mid-finish, every failed task must count
- * exactly once (DESIGN §2.6, §2.7).
+ * exactly once (docs/ARCHITECTURE.md §2.6, §2.7).
  */
 import { randomBytes } from 'node:crypto';
 import type { TaskCooldown, TaskKind, TaskRecord } from '@maintd/core';

@@ -1,7 +1,7 @@
 /**
  * etcd faults: three real masters, each given all three members of a real etcd cluster, with
- * `maintd-sim` workers, while etcd loses a member, goes away entirely, and freezes (DESIGN
- * §2.3–2.6, §3.4). The masters must keep serving what they can, answer 503 (never hang) for
+ * `maintd-sim` workers, while etcd loses a member, goes away entirely, and freezes
+ * (docs/ARCHITECTURE.md §2.3–2.6, §3.4). The masters must keep serving what they can, answer 503 (never hang) for
  * what needs etcd, lose no task, and recover without a restart.
  */
 import { randomBytes } from 'node:crypto';

@@ -19,7 +19,7 @@ const STORES = 30;
  * the first waits a whole second recovery: 12–24 s measured from its own master's death.)
  */
 const ACTIVE_TASKS = 20;
-/** Recovery runs on every master every TTL/2 (DESIGN §2.6). */
+/** Recovery runs on every master every TTL/2 (docs/ARCHITECTURE.md §2.6). */
 const RECOVERY_INTERVAL_MS = (TTL_SECS * 1000) / 2;
 /**
  * A killed master's claims vanish when its session lease expires (at most TTL after the kill:

@@ -140,7 +140,7 @@ describe('partition', () => {
     figures.reclaim_bound_ms = RECLAIM_BOUND_MS;
 
     // The peer's run fails (the store is broken) and that failure is counted.
-    // The count is written just after the finish commits (DESIGN §2.7), so it may trail the
+    // The count is written just after the finish commits (docs/ARCHITECTURE.md §2.7), so it may trail the
     // task's terminal state by a round trip.
     await eventually(async () => expect((await apiA.task(task.id)).state).toBe('failed'), 30_000);
     await eventually(

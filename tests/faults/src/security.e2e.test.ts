@@ -1,5 +1,5 @@
 /**
- * Security of the real binaries (DESIGN §3.1 config, §3.4 API auth, §5 exporter) against a real
+ * Security of the real binaries (docs/ARCHITECTURE.md §3.1 config, §3.4 API auth, §5 exporter) against a real
  * etcd 3.4 serving TLS with client-certificate auth and username/password auth enabled, with
  * roles scoped to the maintd prefix as an operator would grant them:
  *
@@ -529,7 +529,7 @@ describe.concurrent('maintd with one wrong etcd setting', () => {
 });
 
 describe.concurrent('maintd-exporter with one wrong etcd setting', () => {
-  // Like the master (DESIGN §3.1): an unreachable etcd is retried, but a configuration that can
+  // Like the master (docs/ARCHITECTURE.md §3.1): an unreachable etcd is retried, but a configuration that can
   // never work (a file, the config, refused credentials, a TLS mismatch before the first sync)
   // stops it with exit 2 and a message that says what is wrong.
   for (const bad of BAD_SETTINGS) {

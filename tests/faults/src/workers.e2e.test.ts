@@ -2,7 +2,7 @@
  * Workers misbehave: the real `maintd` (embedded store) against a worker written here that, per
  * store name, answers garbage, wrong types, huge or endless bodies, resets, hangs, and error text
  * full of terminal escapes. Every such task must fail, bounded in time and text, classified as
- * DESIGN §3.2 says, without holding a pool slot past WORKER_TIMEOUT_SECS; and no escape sequence
+ * docs/ARCHITECTURE.md §3.2 says, without holding a pool slot past WORKER_TIMEOUT_SECS; and no escape sequence
  * may reach the dashboard (`maintd-top`, run in tmux).
  */
 import { execFileSync } from 'node:child_process';

@@ -53,7 +53,7 @@ export function envReads(text: string): number[] {
     .flatMap((line, i) => (/process\.env\b/.test(line) && !/^\s*(\*|\/\/|\/\*)/.test(line) ? [i + 1] : []));
 }
 
-describe('the workspace layout (DESIGN §1)', () => {
+describe('the workspace layout (docs/ARCHITECTURE.md §1)', () => {
   const apps = manifests('apps');
   const appNames = new Set(apps.map((a) => a.manifest.name));
 

@@ -27,7 +27,7 @@ interface Manifest {
 const readManifest = async (dir: string): Promise<Manifest> =>
   JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as Manifest;
 
-/** What the release publishes (DESIGN §1), by workspace directory. */
+/** What the release publishes (docs/ARCHITECTURE.md §1), by workspace directory. */
 const PUBLISHED = ['packages/core', 'apps/master', 'apps/exporter', 'apps/tui'] as const;
 /** The published binaries, by package. */
 const BINARIES = { '@maintd/master': 'maintd', '@maintd/exporter': 'maintd-exporter', '@maintd/tui': 'maintd-top' };

@@ -9,14 +9,14 @@ type Json<T> = T extends { content: { 'application/json': infer B } } ? B : neve
 
 /** One page of `GET /api/v1/tasks`. */
 export type TaskPage = Json<paths['/api/v1/tasks']['get']['responses'][200]>;
-/** A task record (`TaskRecord` of DESIGN §2.1). */
+/** A task record (`TaskRecord` of docs/ARCHITECTURE.md §2.1). */
 export type Task = TaskPage['tasks'][number];
 /** A maintenance kind. */
 export type TaskKind = Task['kind'];
 /** A task's lifecycle state. */
 export type TaskState = Task['state'];
 /**
- * One kind on one store as the sweeps see it: its failure record (`TaskCooldown` of DESIGN §2.1)
+ * One kind on one store as the sweeps see it: its failure record (`TaskCooldown` of docs/ARCHITECTURE.md §2.1)
  * with `until`, its park when one is in force, and its `state`.
  */
 export type Cooldown = Json<paths['/api/v1/scheduler/cooldowns']['get']['responses'][200]>[number];

@@ -32,7 +32,7 @@ export interface ParkOptions {
 }
 
 /**
- * Operators' parks (DESIGN §2.7): records the sweeps consult beside the cooldowns, written and
+ * Operators' parks (docs/ARCHITECTURE.md §2.7): records the sweeps consult beside the cooldowns, written and
  * deleted only by an operator. Unlike a cooldown record a park has no lease and no policy: it
  * is a decision, and nothing but a release (or its own `until_ms`) ends it.
  */

@@ -7,7 +7,7 @@ import type { Random } from '../random.js';
 import { DEFAULT_SESSION_TTL_SECS, type SessionEvent, type SessionOptions } from '../session.js';
 
 /**
- * The defaults of the store's options (DESIGN §2.5, §2.6): written once here, and used as the
+ * The defaults of the store's options (docs/ARCHITECTURE.md §2.5, §2.6): written once here, and used as the
  * defaults of the master's settings (`ETCD_LEASE_TTL_SECS`, `TASK_MAX_ATTEMPTS`,
  * `TASK_HISTORY_LIMIT`, `TASK_HISTORY_TTL_SECS`).
  */

@@ -5,7 +5,7 @@
  */
 import { z } from '@hono/zod-openapi';
 
-/** Largest request body accepted (DESIGN §3.4). */
+/** Largest request body accepted (docs/ARCHITECTURE.md §3.4). */
 export const MAX_BODY_BYTES = 16 * 1024;
 
 /** The body of every error answer. */
@@ -28,7 +28,7 @@ export const PAGING_RULE =
   'Paged: while more items follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288); it is absent on the last page.';
 
 /**
- * What every list route does while etcd is unreachable (DESIGN §3.4, README). Lists are served
+ * What every list route does while etcd is unreachable (docs/ARCHITECTURE.md §3.4, README). Lists are served
  * from a per-master cache that an etcd watch invalidates, and a watch can stay quiet through an
  * outage; so a list is only ever served after a store round trip succeeded within a short
  * interval (one probe shared by every reader), never from the cache alone.

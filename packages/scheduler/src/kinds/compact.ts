@@ -27,7 +27,7 @@ const sum = (xs: readonly number[]): number =>
   );
 
 /**
- * Compacts a store's base table (DESIGN §3.2) on its recorded owners, all of which must succeed,
+ * Compacts a store's base table (docs/ARCHITECTURE.md §3.2) on its recorded owners, all of which must succeed,
  * else on the first configured worker that claims it; the fragment counts are summed. Failure
  * classes as for merge_wal: an error reply is `target` (the store is broken there), unreachable
  * workers only are `infrastructure`, and a 404 from every worker asked is `target`.

@@ -13,7 +13,7 @@ interface IndexIdResult {
 const IndexIdReplySchema = z.object({ index_type: z.enum(['btree', 'zonemap']) });
 
 /**
- * Builds the scalar index on a store's `id` column (DESIGN §3.2), on its owners like a
+ * Builds the scalar index on a store's `id` column (docs/ARCHITECTURE.md §3.2), on its owners like a
  * compaction: `200 {"index_type"}` is done, `built <type> index on id` (the types of several
  * owners, distinct, joined by `+`); failure classes as for compact.
  */

@@ -5,7 +5,7 @@ import { mergeWal } from './merge-wal.js';
 import type { KindSpec } from './spec.js';
 
 /**
- * Every task kind the scheduler runs, one line each (DESIGN §2.1). The scheduler, the settings
+ * Every task kind the scheduler runs, one line each (docs/ARCHITECTURE.md §2.1). The scheduler, the settings
  * schema, the metrics labels and the API iterate over this registry; nothing else names a kind.
  */
 export const KINDS = {

@@ -30,7 +30,7 @@ interface MergeWalResult {
 const MergeReplySchema = z.object({ reclaimed: z.number().int().nonnegative() });
 
 /**
- * Merges a store's pending WAL generations on every worker (DESIGN §3.2). The calls are serial:
+ * Merges a store's pending WAL generations on every worker (docs/ARCHITECTURE.md §3.2). The calls are serial:
  * every worker commits to the same base table, and concurrent commits conflict and give up.
  * A 404 means the worker owns no shard (0 generations, a success). Errors with nothing merged
  * fail the task, `target` if a worker answered with an error about the store (not 503, 401 and

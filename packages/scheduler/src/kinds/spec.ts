@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { ExecutorDeps, WorkerAttempt } from '../executor.js';
 import type { Metrics } from '../metrics.js';
 
-/** The scheduler's pools (DESIGN §3.2); with MERGE_WAL_CONCURRENCY 0 the general pool runs every kind. */
+/** The scheduler's pools (docs/ARCHITECTURE.md §3.2); with MERGE_WAL_CONCURRENCY 0 the general pool runs every kind. */
 export type PoolName = 'general' | 'merge';
 
 /** A kind's automatic sweep: which stores are due, and the settings that pace it. */
@@ -43,7 +43,7 @@ export interface FollowUp {
 }
 
 /**
- * One task kind as a plug-in (DESIGN §2.1): everything the scheduler, the settings, the metrics
+ * One task kind as a plug-in (docs/ARCHITECTURE.md §2.1): everything the scheduler, the settings, the metrics
  * and the API need to know about it. A kind is one file in `kinds/` plus one registry line.
  */
 export interface KindSpec {

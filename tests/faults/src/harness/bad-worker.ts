@@ -1,7 +1,7 @@
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** The per-store routes of the worker protocol (DESIGN §3.3). */
+/** The per-store routes of the worker protocol (docs/ARCHITECTURE.md §3.3). */
 export type WorkerRoute = 'merge-wal' | 'compact' | 'index-id';
 
 /**

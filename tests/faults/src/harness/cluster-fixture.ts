@@ -125,7 +125,7 @@ export class TaskHistory {
 const TERMINAL = new Set(['done', 'failed']);
 
 /**
- * Every way a task's recorded life breaks the store's rules (DESIGN §2.6), as sentences; empty
+ * Every way a task's recorded life breaks the store's rules (docs/ARCHITECTURE.md §2.6), as sentences; empty
  * when it is sound. Allowed: `queued(attempt 0)`, then `queued → running` (a claim: attempt + 1,
  * an owner and a start time), `running → queued` (orphan recovery: same attempt, no owner),
  * `running → done|failed` by the holder of the latest claim (same attempt and start), `running →
