@@ -140,8 +140,9 @@ describe('partition', () => {
     figures.reclaim_bound_ms = RECLAIM_BOUND_MS;
 
     // The peer's run fails (the store is broken) and that failure is counted.
-    // The count is written just after the finish commits (docs/ARCHITECTURE.md §2.7), so it may trail the
-    // task's terminal state by a round trip.
+    // The count commits in the finish's own transaction (docs/ARCHITECTURE.md §2.6), but the
+    // cooldown list is served from the master's watch-kept index, so it may trail the task's
+    // terminal state by a watch event.
     await eventually(async () => expect((await apiA.task(task.id)).state).toBe('failed'), 30_000);
     await eventually(
       async () => expect(await cooldownOf(apiA, broken)).toMatchObject({ failures: 1, last_task_id: task.id }),

@@ -24,7 +24,7 @@ export type WorkerResult<T> =
 const WORKER_SIDE_STATUSES: ReadonlySet<number> = new Set([401, 403, 408, 429, 502, 503, 504]);
 
 /**
- * Whether a result is an error about the store (docs/ARCHITECTURE.md §2: class `target`, which counts toward
+ * Whether a result is an error about the store (docs/ARCHITECTURE.md §2.1: class `target`, which counts toward
  * its cooldown). A worker that answered 503 or 401 said nothing about the store: like one that
  * could not be reached, it is the fleet's problem (`infrastructure`), so an overloaded worker or a
  * wrong token does not cool healthy stores down.
