@@ -83,7 +83,9 @@ export function createExporterMetrics(
     labelNames: ['kind'],
     registers: clusterRegisters,
   });
-  const perKind = [tasks, oldestAge, cooling, parked, failuresMax, coolingAge];
+  const perKind = [oldestAge, cooling, parked, failuresMax, coolingAge];
+  /** The kinds whose series the registry holds now. */
+  let shown = new Set<string>();
   const masters = new Gauge({
     name: 'master_cluster_masters',
     help: 'Live masters (registrations held by their session leases).',
@@ -145,7 +147,13 @@ export function createExporterMetrics(
     if (!s) return false;
     // A kind can leave the summary (its last record gone, no live master running it): its series
     // go with it rather than keep their last values.
-    for (const g of perKind) g.reset();
+    const now = new Set(s.kinds.map((k) => k.kind));
+    for (const kind of shown) {
+      if (now.has(kind)) continue;
+      for (const state of TASK_STATES) tasks.remove({ kind, state });
+      for (const g of perKind) g.remove({ kind });
+    }
+    shown = now;
     for (const k of s.kinds) {
       for (const state of TASK_STATES) tasks.set({ kind: k.kind, state }, k.tasks[state]);
       oldestAge.set({ kind: k.kind }, k.queueOldestAgeSeconds);
