@@ -47,6 +47,9 @@ describe('fleetKinds', () => {
     expect(fleetKinds(same)).toBe(before);
     const more = applyEvents(same, [{ type: 'task', revision: 2, task: task(2, 'repair') }]);
     expect(fleetKinds(more)).toEqual([...before, 'repair']);
+    // Seen once, it stays listed for the session (at zero) after its last record goes.
+    const gone = applyEvents(more, [{ type: 'task_deleted', revision: 3, id: task(2, 'repair').id }]);
+    expect(fleetKinds(gone)).toEqual([...before, 'repair']);
   });
 
   it('adds kinds to a list without repeating one, the list itself when nothing is new', () => {

@@ -1,4 +1,5 @@
 import type { FleetData } from './fleet.js';
+import { LiveMap } from './live-map.js';
 
 /**
  * The task kinds the dashboard shows, in order: those the live masters register they run (in
@@ -8,7 +9,10 @@ import type { FleetData } from './fleet.js';
  * registration is covered by its policy and its records (docs/ARCHITECTURE.md §2.1).
  *
  * Memoised per {@link FleetData} object (every change makes a new one) and kept identical while
- * the list does not change, so views that compare by identity redraw nothing for it.
+ * the list does not change, so views that compare by identity redraw nothing for it. The kinds of
+ * a live map's records are followed through its change log (a batch of events reads the entries
+ * it changed, not 10,000 cooldowns); they only grow until the map is rebuilt, so a kind seen
+ * once stays listed, at zero, for the session.
  */
 export function fleetKinds(data: FleetData): readonly string[] {
   const known = memo.get(data);
@@ -18,8 +22,8 @@ export function fleetKinds(data: FleetData): readonly string[] {
   for (const k of data.policy?.kinds ?? []) ordered.add(k);
   const seen = new Set<string>();
   for (const k of Object.keys(data.counts ?? {})) seen.add(k);
-  for (const c of data.cooldowns?.values() ?? []) seen.add(c.kind);
-  for (const t of data.tasks?.values() ?? []) seen.add(t.kind);
+  kindsIn(data.cooldowns, seen);
+  kindsIn(data.tasks, seen);
   for (const k of [...seen].sort()) ordered.add(k);
   const kinds = sameList(last, ordered) ? last : [...ordered];
   last = kinds;
@@ -44,6 +48,40 @@ export function byKind<T>(): Record<string, T> {
 
 const memo = new WeakMap<FleetData, readonly string[]>();
 let last: readonly string[] = [];
+
+/** What a live map's records were last seen to hold: their kinds, through its revision. */
+interface Seen {
+  revision: number;
+  readonly kinds: Set<string>;
+}
+const seenIn = new WeakMap<ReadonlyMap<string, unknown>, Seen>();
+
+/** Adds the kinds of `map`'s records to `into`. */
+function kindsIn<V extends { readonly kind: string }>(
+  records: ReadonlyMap<string, V> | undefined,
+  into: Set<string>,
+): void {
+  if (!records) return;
+  if (!(records instanceof LiveMap)) {
+    for (const v of records.values()) into.add(v.kind);
+    return;
+  }
+  const map = records as LiveMap<V>;
+  let seen = seenIn.get(map);
+  const changed = seen ? map.changedSince(seen.revision) : undefined;
+  if (!seen || !changed) {
+    seen = { revision: map.revision, kinds: new Set() };
+    for (const v of map.values()) seen.kinds.add(v.kind);
+    seenIn.set(map, seen);
+  } else {
+    for (const key of changed) {
+      const kind = map.get(key)?.kind;
+      if (kind !== undefined) seen.kinds.add(kind);
+    }
+    seen.revision = map.revision;
+  }
+  for (const k of seen.kinds) into.add(k);
+}
 
 function sameList(a: readonly string[], b: ReadonlySet<string>): boolean {
   if (a.length !== b.size) return false;
