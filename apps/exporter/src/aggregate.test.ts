@@ -314,6 +314,13 @@ describe('cluster aggregate', () => {
     expect(w.kind('merge_wal').tasks.queued).toBe(1);
   });
 
+  it('leaves out a record of a new kind that is undecodable otherwise, and shows no series for that kind', () => {
+    const w = world();
+    const t = w.task('merge_wal');
+    w.put(keys.task(t.id), '{"kind":"repair","state":"paused"}');
+    expect(w.summary()).toMatchObject({ invalidRecords: 1, kinds: [] });
+  });
+
   it('ends in the same numbers when changes already in a snapshot are replayed over it', async () => {
     // What a sync does: pages read at later revisions, then the watch replays from the first.
     const clock = new FakeClock();

@@ -202,11 +202,12 @@ function applyTask(agg: ClusterAggregate, key: string, value: string | undefined
   const idMs = uuidV7Ms(id);
   const fields =
     value === undefined ? undefined : noteDecoded(agg, key, readTask(value, idMs === undefined, agg.kinds));
+  // Reading the record may have added its kind, even when another field made it undecodable.
+  growKinds(agg);
   if (!fields) {
     agg.tasks.delete(id);
     return;
   }
-  growKinds(agg);
   const { kind, state } = fields;
   const slot = kind * STATES + state;
   // Only a queued task needs its enqueue time (for the oldest age); the others stay small
