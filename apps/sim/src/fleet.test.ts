@@ -136,7 +136,7 @@ describe('simulated fleet', () => {
     const worker = createSimWorker(fleet, 0, clock);
     const owned = fleet.stores.find((s) => s.owners.includes(0))!;
     const routes = KIND_NAMES.map((k) => kindSpec(k).route);
-    expect(routes).toEqual(['merge-wal', 'compact', 'index-id']);
+    expect(new Set(routes).size).toBe(KIND_NAMES.length);
     for (const route of routes) {
       const answering = worker.handle('POST', `/api/v1/internal/${route}/${owned.name}`);
       await clock.advance(10 * 60_000); // the call's latency, on the worker's clock

@@ -26,8 +26,7 @@ describe('the kind registry', () => {
     return s;
   }
 
-  it('names the shipped kinds in registry order and refuses a spec lookup outside it', () => {
-    expect(KIND_NAMES).toEqual(['merge_wal', 'compact', 'index_id']);
+  it("names a registry's kinds in registry order and refuses a spec lookup outside it", () => {
     expect(kindNames(WITH_VACUUM)).toEqual([...KIND_NAMES, 'vacuum']);
     expect(kindSpec('vacuum', WITH_VACUUM)).toBe(vacuum);
     expect(() => kindSpec('vacuum')).toThrow("kind 'vacuum' is not in this master's registry");
