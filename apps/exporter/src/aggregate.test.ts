@@ -85,7 +85,17 @@ function world(seed = 1) {
         scanned_at: 0,
       }),
     );
-  const kind = (k: TaskKind): KindSummary => summarize(agg, clock.now()).kinds.find((s) => s.kind === k)!;
+  // A kind left out of the summary (no record, no master running it) reads as all zeros.
+  const kind = (k: TaskKind): KindSummary =>
+    summarize(agg, clock.now()).kinds.find((s) => s.kind === k) ?? {
+      kind: k,
+      tasks: { queued: 0, running: 0, done: 0, failed: 0 },
+      queueOldestAgeSeconds: 0,
+      cooldownsActive: 0,
+      cooldownFailuresMax: 0,
+      cooldownOldestAgeSeconds: 0,
+      parked: 0,
+    };
   return {
     clock,
     agg,
@@ -235,6 +245,45 @@ describe('cluster aggregate', () => {
     expect(w.summary().masters).toBe(1);
   });
 
+  it('counts the tasks, cooldowns and parks of a kind it was never told of under that kind, not as invalid', async () => {
+    // What a newer master writes: its kind is data to this exporter, as to the master that predates it.
+    const w = world();
+    w.task('repair');
+    await w.clock.advance(3000);
+    const running = w.move(w.task('repair'), 'running');
+    w.cooldown('repair', 'broken', { failures: 4 });
+    w.park('repair', 'fragile');
+    expect(w.summary().invalidRecords).toBe(0);
+    expect(w.kind('repair')).toEqual({
+      kind: 'repair',
+      tasks: { queued: 1, running: 1, done: 0, failed: 0 },
+      queueOldestAgeSeconds: 3,
+      cooldownsActive: 1,
+      cooldownFailuresMax: 4,
+      cooldownOldestAgeSeconds: 0,
+      parked: 1,
+    });
+    w.move(running, 'done');
+    expect(w.kind('repair').tasks).toEqual({ queued: 1, running: 0, done: 1, failed: 0 });
+  });
+
+  it('shows a kind while a live master runs it or a record of it exists, in name order', () => {
+    const w = world();
+    const info = { id: 'm1', host: 'h', pid: 1, version: '0.1.0', started_at: 0, pools: {} };
+    w.put(keys.master('m1'), JSON.stringify({ ...info, kinds: ['merge_wal', 'compact'] }));
+    w.put(keys.master('m0'), JSON.stringify({ ...info, id: 'm0' })); // predates `kinds`: counted, names none
+    expect(w.summary().masters).toBe(2);
+    expect(w.summary().kinds.map((k) => k.kind)).toEqual(['compact', 'merge_wal']);
+    expect(w.kind('compact').tasks).toEqual({ queued: 0, running: 0, done: 0, failed: 0 });
+    const t = w.task('repair');
+    expect(w.summary().kinds.map((k) => k.kind)).toEqual(['compact', 'merge_wal', 'repair']);
+    w.del(keys.master('m1'));
+    expect(w.summary().kinds.map((k) => k.kind)).toEqual(['repair']);
+    w.del(keys.task(t.id));
+    expect(w.summary().kinds).toEqual([]);
+    expect(w.summary().masters).toBe(1);
+  });
+
   it('ignores queue, claim, lock, dedupe and sweep keys, and keys of another prefix', () => {
     const w = world();
     const other = keysFor('/maintd2');
@@ -255,7 +304,7 @@ describe('cluster aggregate', () => {
     const t = w.task('merge_wal');
     w.put(keys.task(t.id), '{"kind":"merge_wal"');
     w.put(keys.cooldown('merge_wal', 'x'), '{"failures":"many"}');
-    w.put(`${keys.cooldownPrefix()}defrag/6869`, encodeCooldown(w.cooldown('compact', 'hi')));
+    w.put(`${keys.cooldownPrefix()}Defrag/6869`, encodeCooldown(w.cooldown('compact', 'hi')));
     expect(w.kind('merge_wal').tasks.queued).toBe(0);
     expect(w.kind('merge_wal').queueOldestAgeSeconds).toBe(0);
     expect(w.summary().invalidRecords).toBe(3);
@@ -263,6 +312,13 @@ describe('cluster aggregate', () => {
     w.del(keys.cooldown('merge_wal', 'x'));
     expect(w.summary().invalidRecords).toBe(1);
     expect(w.kind('merge_wal').tasks.queued).toBe(1);
+  });
+
+  it('leaves out a record of a new kind that is undecodable otherwise, and shows no series for that kind', () => {
+    const w = world();
+    const t = w.task('merge_wal');
+    w.put(keys.task(t.id), '{"kind":"repair","state":"paused"}');
+    expect(w.summary()).toMatchObject({ invalidRecords: 1, kinds: [] });
   });
 
   it('ends in the same numbers when changes already in a snapshot are replayed over it', async () => {
@@ -368,15 +424,15 @@ describe('cluster aggregate', () => {
     expect(w.agg.parks.flatMap((m) => [...m.keys()])).toEqual([keys.cooldown('compact', 'a')]);
   });
 
-  it('leaves out a park it cannot read, or of a kind it does not know, as an invalid record', () => {
+  it('leaves out a park it cannot read, or under a key whose kind is not a kind’s name, as an invalid record', () => {
     const w = world();
     w.put(keys.parked('merge_wal', 'x'), '{"until_ms":"tomorrow"}');
     w.put(
-      `${keys.parkedPrefix()}defrag/abcd`,
+      `${keys.parkedPrefix()}De-frag/abcd`,
       encodePark({ kind: 'merge_wal', target: 'y', reason: 'r', by: 'b', parked_at_ms: 0, until_ms: null }),
     );
     expect(w.summary()).toMatchObject({ invalidRecords: 2 });
-    expect(w.summary().kinds.map((k) => k.parked)).toEqual([0, 0, 0]);
+    expect(w.summary().kinds).toEqual([]);
     w.park('merge_wal', 'x');
     expect(w.summary()).toMatchObject({ invalidRecords: 1 });
     expect(w.kind('merge_wal').parked).toBe(1);

@@ -11,18 +11,28 @@
  * a parsed record, and only its kind and state are read from its value (`record-fields.ts`); a
  * queued task's age comes from its id, a UUIDv7 (`task-id.ts`).
  */
-import { type Keys, TASK_KINDS, keysFor } from '@maintd/core';
+import { type Keys, keysFor } from '@maintd/core';
+import { type KindTable, MAX_KINDS, createKindTable, internKind } from './kind-table.js';
 import { type QueueHeap, createQueueHeap, heapPush } from './queue-heap.js';
-import { TASK_STATES, readCooldown, readParkUntil, readPendingWal, readTask } from './record-fields.js';
+import {
+  TASK_STATES,
+  readCooldown,
+  readMasterKinds,
+  readParkUntil,
+  readPendingWal,
+  readTask,
+} from './record-fields.js';
 import { taskMapKey, uuidV7Ms } from './task-id.js';
 
 /** States per kind: a task's slot is `kind * STATES + state`. */
 export const STATES = TASK_STATES.length;
-/** Kind and state share the low "digits" of a packed task; the enqueue time is the rest. */
-const SLOTS = TASK_KINDS.length * STATES;
+/**
+ * Kind and state share the low "digits" of a packed task; the enqueue time is the rest. Sized for
+ * the most kinds a table holds, so a kind first seen mid-sync changes no packed number.
+ */
+const SLOTS = MAX_KINDS * STATES;
 /** The index of `queued` in TASK_STATES. */
 const QUEUED = TASK_STATES.indexOf('queued');
-const KIND_INDEX = new Map<string, number>(TASK_KINDS.map((k, i) => [k, i]));
 // An enqueue time (ms, ~2^41 today) times SLOTS must stay an exact double: fine up to ~4000 slots.
 if (SLOTS > 4096) throw new Error('too many kinds × states to pack a task into one number');
 
@@ -45,6 +55,8 @@ interface Sections {
 /** The in-memory state of one prefix. Mutated by {@link applyChange}; read by `summarize`. */
 export interface ClusterAggregate {
   readonly keys: Keys;
+  /** Every kind met in a record or a registration; the per-kind arrays below are indexed by it. */
+  readonly kinds: KindTable;
   /** Where each section starts: every watched change is matched against them. */
   readonly sections: Sections;
   /**
@@ -54,7 +66,7 @@ export interface ClusterAggregate {
   readonly tasks: Map<string, number>;
   /** Task count per `kind * STATES + state`. */
   readonly taskCounts: number[];
-  /** Per kind (TASK_KINDS order): its queued tasks by enqueue time. */
+  /** Per kind (index in {@link ClusterAggregate.kinds}): its queued tasks by enqueue time. */
   readonly queues: QueueHeap[];
   /** Per kind: cooldown key → entry. */
   readonly cooldowns: Map<string, CooldownEntry>[];
@@ -69,8 +81,11 @@ export interface ClusterAggregate {
   /** Stats key → pending WAL generations. */
   readonly stats: Map<string, number>;
   pendingWalGenerations: number;
-  /** Registration keys of live masters. */
-  readonly masters: Set<string>;
+  /**
+   * Registration keys of live masters → the kinds each says it runs (none from a master that
+   * predates `kinds`): a kind a live master runs is exported even while it has no record.
+   */
+  readonly masters: Map<string, readonly string[]>;
   /** Keys whose value could not be decoded; left out of every other number. */
   readonly invalid: Set<string>;
   /**
@@ -95,16 +110,17 @@ export function createAggregate(prefix?: string): ClusterAggregate {
   const keys = keysFor(prefix);
   return {
     keys,
+    kinds: createKindTable(),
     sections: sectionsOf(keys),
     tasks: new Map(),
-    taskCounts: new Array<number>(SLOTS).fill(0),
-    queues: TASK_KINDS.map(() => createQueueHeap()),
-    cooldowns: TASK_KINDS.map(() => new Map<string, CooldownEntry>()),
-    failureCounts: TASK_KINDS.map(() => new Map<number, number>()),
-    parks: TASK_KINDS.map(() => new Map<string, number | null>()),
+    taskCounts: [],
+    queues: [],
+    cooldowns: [],
+    failureCounts: [],
+    parks: [],
     stats: new Map(),
     pendingWalGenerations: 0,
-    masters: new Set(),
+    masters: new Map(),
     invalid: new Set(),
     revision: 0,
   };
@@ -140,10 +156,31 @@ export function applyChange(agg: ClusterAggregate, change: Change): void {
   else if (key.startsWith(s.cooldowns)) applyCooldown(agg, key, value);
   else if (key.startsWith(s.parks)) applyPark(agg, key, value);
   else if (key.startsWith(s.stats)) applyStats(agg, key, value);
-  else if (key.startsWith(s.masters)) {
-    // A registration's value is not needed: the key exists exactly while the master's session does.
-    if (value === undefined) agg.masters.delete(key);
-    else agg.masters.add(key);
+  else if (key.startsWith(s.masters)) applyMaster(agg, key, value);
+}
+
+/**
+ * A master counts while its key exists (exactly while its session does), whatever its value; the
+ * kinds it names join the table so that they are exported before any record of them exists.
+ */
+function applyMaster(agg: ClusterAggregate, key: string, value: string | undefined): void {
+  if (value === undefined) {
+    agg.masters.delete(key);
+    return;
+  }
+  const kinds = readMasterKinds(value).filter((k) => internKind(agg.kinds, k) >= 0);
+  agg.masters.set(key, kinds);
+  growKinds(agg);
+}
+
+/** Gives every kind in the table its per-kind counters: the table grows as records show kinds. */
+function growKinds(agg: ClusterAggregate): void {
+  while (agg.queues.length < agg.kinds.names.length) {
+    agg.queues.push(createQueueHeap());
+    agg.cooldowns.push(new Map());
+    agg.failureCounts.push(new Map());
+    agg.parks.push(new Map());
+    for (let i = 0; i < STATES; i++) agg.taskCounts.push(0);
   }
 }
 
@@ -163,7 +200,10 @@ function applyTask(agg: ClusterAggregate, key: string, value: string | undefined
     if (prev % STATES === QUEUED) agg.queues[Math.floor((prev % SLOTS) / STATES)]!.queued--;
   }
   const idMs = uuidV7Ms(id);
-  const fields = value === undefined ? undefined : noteDecoded(agg, key, readTask(value, idMs === undefined));
+  const fields =
+    value === undefined ? undefined : noteDecoded(agg, key, readTask(value, idMs === undefined, agg.kinds));
+  // Reading the record may have added its kind, even when another field made it undecodable.
+  growKinds(agg);
   if (!fields) {
     agg.tasks.delete(id);
     return;
@@ -185,8 +225,9 @@ function applyTask(agg: ClusterAggregate, key: string, value: string | undefined
 }
 
 /**
- * The kind index of a `<prefix><kind>/<hex>` key and the part after the prefix, or undefined for
- * a kind this exporter does not know (a newer master): not countable, but not silently lost.
+ * The kind index of a `<prefix><kind>/<hex>` key and the part after the prefix; a kind first seen
+ * joins the table. Undefined for a key whose kind part is not a kind's name: not countable, but
+ * not silently lost either.
  */
 function keyKind(
   agg: ClusterAggregate,
@@ -196,11 +237,14 @@ function keyKind(
 ): { readonly kind: number; readonly rest: string } | undefined {
   const rest = key.slice(prefix.length);
   const slash = rest.indexOf('/');
-  const kind = slash > 0 ? KIND_INDEX.get(rest.slice(0, slash)) : undefined;
-  if (kind === undefined) {
+  const name = slash > 0 ? rest.slice(0, slash) : '';
+  // A delete adds no kind: its key held a record only if its kind is already known.
+  const kind = value === undefined ? (agg.kinds.index.get(name) ?? -1) : internKind(agg.kinds, name);
+  if (kind < 0) {
     if (value !== undefined) agg.invalid.add(key);
     return undefined;
   }
+  growKinds(agg);
   return { kind, rest };
 }
 

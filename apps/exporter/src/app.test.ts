@@ -1,24 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { createAggregate } from './aggregate.js';
+import { keysFor } from '@maintd/core';
+import { applyChange, createAggregate } from './aggregate.js';
 import { type ClusterSummary, summarize } from './summary.js';
 import { createApp } from './app.js';
 import { createExporterMetrics, type MetricsSource } from './metrics.js';
 import type { WatcherStatus } from './watcher.js';
 
 /** A source whose state a test sets directly (the watcher's side is tested against etcd). */
-function source(): MetricsSource & { set(up: boolean): void } {
+function source(): MetricsSource & { set(up: boolean, kinds?: readonly string[]): void } {
   let status: WatcherStatus = { up: false, revision: 0, lastEventMs: undefined };
   let summary: ClusterSummary | undefined;
   return {
     summary: () => summary,
     status: () => status,
-    set: (up) => {
+    set: (up, kinds = ['merge_wal', 'compact']) => {
       status = { up, revision: up ? 42 : 0, lastEventMs: up ? 1_700_000_000_500 : undefined };
       summary = up
-        ? { ...summarize(createAggregate(), 0), masters: 2, stores: 10, pendingWalGenerations: 77 }
+        ? { ...summarize(registered(kinds), 0), masters: 2, stores: 10, pendingWalGenerations: 77 }
         : undefined;
     },
   };
+}
+
+/** An aggregate that has seen one master registration, naming `kinds`, and no record. */
+function registered(kinds: readonly string[]) {
+  const agg = createAggregate();
+  const value = JSON.stringify({ id: 'm1', host: 'h', pid: 1, version: '0.1.0', started_at: 0, pools: {}, kinds });
+  applyChange(agg, { type: 'put', key: keysFor().master('m1'), value, modRevision: 1 });
+  return agg;
 }
 
 function app() {
@@ -65,6 +74,18 @@ describe('exporter HTTP endpoints', () => {
 
     s.set(false); // etcd went away: the numbers disappear rather than go stale
     expect(await (await a.request('/metrics')).text()).not.toMatch(/^master_cluster_/m);
+  });
+
+  it('serves the series of the kinds the summary holds now, and drops those of a kind that left it', async () => {
+    const { s, app: a } = app();
+    s.set(true, ['merge_wal', 'repair']);
+    const before = await (await a.request('/metrics')).text();
+    expect(before).toContain('master_cluster_tasks{kind="repair",state="queued"} 0');
+    expect(before).toContain('master_cluster_parked{kind="repair"} 0');
+    s.set(true, ['merge_wal']);
+    const after = await (await a.request('/metrics')).text();
+    expect(after).not.toContain('kind="repair"');
+    expect(after).toContain('master_cluster_parked{kind="merge_wal"} 0');
   });
 
   it('serves a landing page linking the endpoints, escaping what it echoes', async () => {

@@ -29,7 +29,8 @@ export interface ExporterMetrics {
  * Creates the metric set. Cluster gauges exist only while the exporter is in sync: numbers from
  * a watch that stopped seeing changes would look current and be wrong, so while etcd is
  * unreachable a scrape shows `maintd_exporter_up 0` and the exporter's own metrics alone.
- * No per-target or per-task labels: label sets are fixed by the task kinds and states.
+ * No per-target or per-task labels: label sets are the task kinds (those the live masters run and
+ * those of the records, see `summarize`) and states.
  */
 export function createExporterMetrics(
   source: MetricsSource,
@@ -82,6 +83,9 @@ export function createExporterMetrics(
     labelNames: ['kind'],
     registers: clusterRegisters,
   });
+  const perKind = [oldestAge, cooling, parked, failuresMax, coolingAge];
+  /** The kinds whose series the registry holds now. */
+  let shown = new Set<string>();
   const masters = new Gauge({
     name: 'master_cluster_masters',
     help: 'Live masters (registrations held by their session leases).',
@@ -141,6 +145,15 @@ export function createExporterMetrics(
     const s = source.summary();
     up.set(s ? 1 : 0);
     if (!s) return false;
+    // A kind can leave the summary (its last record gone, no live master running it): its series
+    // go with it rather than keep their last values.
+    const now = new Set(s.kinds.map((k) => k.kind));
+    for (const kind of shown) {
+      if (now.has(kind)) continue;
+      for (const state of TASK_STATES) tasks.remove({ kind, state });
+      for (const g of perKind) g.remove({ kind });
+    }
+    shown = now;
     for (const k of s.kinds) {
       for (const state of TASK_STATES) tasks.set({ kind: k.kind, state }, k.tasks[state]);
       oldestAge.set({ kind: k.kind }, k.queueOldestAgeSeconds);

@@ -1,6 +1,21 @@
 import { encodeCooldown, encodePark, encodeTask } from '@maintd/core';
 import { describe, expect, it } from 'vitest';
-import { TASK_STATES, readCooldown, readParkUntil, readPendingWal, readTask } from './record-fields.js';
+import { type KindTable, createKindTable, internKind } from './kind-table.js';
+import {
+  TASK_STATES,
+  readCooldown,
+  readMasterKinds,
+  readParkUntil,
+  readPendingWal,
+  readTask,
+} from './record-fields.js';
+
+/** A table that has met merge_wal, compact and index_id, in that order. */
+function table(): KindTable {
+  const t = createKindTable();
+  for (const k of ['merge_wal', 'compact', 'index_id']) internKind(t, k);
+  return t;
+}
 
 const task = {
   id: '0190f0e2-0000-7000-8000-000000000001',
@@ -15,7 +30,7 @@ const task = {
 
 describe('record fields', () => {
   it('reads the kind, state and enqueued_at of a task record as TaskStore writes it', () => {
-    expect(readTask(encodeTask(task), true)).toEqual({
+    expect(readTask(encodeTask(task), true, table())).toEqual({
       kind: 1,
       state: TASK_STATES.indexOf('done'),
       enqueuedAt: 1_700_000_000_123,
@@ -24,22 +39,49 @@ describe('record fields', () => {
 
   it('never takes a field name quoted inside a string value for the field', () => {
     const first = JSON.stringify({ remark: '"state":"queued"', ...task });
-    expect(readTask(first, false)).toMatchObject({ state: TASK_STATES.indexOf('done') });
+    expect(readTask(first, false, table())).toMatchObject({ state: TASK_STATES.indexOf('done') });
   });
 
   it('reads a record written with whitespace, as a hand-written one may be', () => {
-    expect(readTask(JSON.stringify(task, null, 2), true)).toMatchObject({ kind: 1, enqueuedAt: 1_700_000_000_123 });
+    expect(readTask(JSON.stringify(task, null, 2), true, table())).toMatchObject({
+      kind: 1,
+      enqueuedAt: 1_700_000_000_123,
+    });
   });
 
   it('finds a task undecodable when a field is missing, cut off or of the wrong type', () => {
-    expect(readTask('{"kind":"merge_wal"', false)).toBeUndefined();
-    expect(readTask('{"kind":"merge_wal","state":"paused"}', false)).toBeUndefined();
-    expect(readTask('{"kind":"defrag","state":"done"}', false)).toBeUndefined();
-    expect(readTask('{"kind":"compact","state":"done","enqueued_at":1.5}', true)).toBeUndefined();
-    expect(readTask('{"kind":"compact","state":"done","enqueued_at":-1}', true)).toBeUndefined();
-    expect(readTask('{"kind":"compact","state":"done","enqueued_at":"now"}', true)).toBeUndefined();
+    const kinds = table();
+    expect(readTask('{"kind":"merge_wal"', false, kinds)).toBeUndefined();
+    expect(readTask('{"kind":"merge_wal","state":"paused"}', false, kinds)).toBeUndefined();
+    expect(readTask('{"kind":"Defrag","state":"done"}', false, kinds)).toBeUndefined();
+    expect(readTask('{"kind":"de\\"frag","state":"done"}', false, kinds)).toBeUndefined();
+    expect(readTask('{"kind":7,"state":"done"}', false, kinds)).toBeUndefined();
+    expect(kinds.names).toEqual(['merge_wal', 'compact', 'index_id']);
+    expect(readTask('{"kind":"compact","state":"done","enqueued_at":1.5}', true, kinds)).toBeUndefined();
+    expect(readTask('{"kind":"compact","state":"done","enqueued_at":-1}', true, kinds)).toBeUndefined();
+    expect(readTask('{"kind":"compact","state":"done","enqueued_at":"now"}', true, kinds)).toBeUndefined();
     // enqueued_at is read only when asked for
-    expect(readTask('{"kind":"compact","state":"done"}', false)).toBeDefined();
+    expect(readTask('{"kind":"compact","state":"done"}', false, kinds)).toBeDefined();
+  });
+
+  it('reads a task of a kind it has not met under that kind, which joins the table', () => {
+    const kinds = table();
+    expect(readTask(encodeTask({ ...task, kind: 'repair' }), false, kinds)).toMatchObject({ kind: 3 });
+    expect(readTask(encodeTask({ ...task, kind: 'repair', state: 'queued' }), false, kinds)).toMatchObject({ kind: 3 });
+    expect(kinds.names).toEqual(['merge_wal', 'compact', 'index_id', 'repair']);
+  });
+
+  it('reads the kinds a master registration names, none from one that predates them or is unreadable', () => {
+    const info = { id: 'm1', host: 'h', pid: 1, version: '0.1.0', started_at: 0, pools: { general: 2 } };
+    expect(readMasterKinds(JSON.stringify({ ...info, kinds: ['merge_wal', 'repair'] }))).toEqual([
+      'merge_wal',
+      'repair',
+    ]);
+    expect(readMasterKinds(JSON.stringify(info))).toEqual([]);
+    expect(readMasterKinds(JSON.stringify({ ...info, kinds: 'merge_wal' }))).toEqual([]);
+    expect(readMasterKinds(JSON.stringify({ ...info, kinds: ['compact', 3] }))).toEqual(['compact']);
+    expect(readMasterKinds('{"id":')).toEqual([]);
+    expect(readMasterKinds('null')).toEqual([]);
   });
 
   it('reads a cooldown record’s failures, window and first failure, an open window as null', () => {

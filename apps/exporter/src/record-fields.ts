@@ -9,12 +9,13 @@
  * a colon, is found by searching for it. Inside a JSON string every quote is escaped, so such a
  * match is always a name, never part of a value.
  */
-import { TASK_KINDS, TaskStateSchema } from '@maintd/core';
+import { TaskStateSchema } from '@maintd/core';
+import { type KindTable, kindAt } from './kind-table.js';
 
 /** Task states in schema order: a state's index is part of the aggregate's slots. */
 export const TASK_STATES = TaskStateSchema.options;
 
-/** What the aggregate keeps of a task record: indexes into TASK_KINDS and TASK_STATES. */
+/** What the aggregate keeps of a task record: indexes into its kind table and TASK_STATES. */
 export interface TaskFields {
   readonly kind: number;
   readonly state: number;
@@ -29,10 +30,14 @@ export interface CooldownFields {
   readonly firstFailureMs: number;
 }
 
-/** The kind, state and (with `withEnqueuedAt`) enqueued_at of a task record; undefined if undecodable. */
-export function readTask(json: string, withEnqueuedAt: boolean): TaskFields | undefined {
+/**
+ * The kind, state and (with `withEnqueuedAt`) enqueued_at of a task record; undefined if
+ * undecodable. A well-formed kind not yet in `kinds` is added to it: a newer master's kind is
+ * data, not damage.
+ */
+export function readTask(json: string, withEnqueuedAt: boolean, kinds: KindTable): TaskFields | undefined {
   if (!isObject(json)) return undefined;
-  const kind = enumAt(json, valueAt(json, '"kind"'), TASK_KINDS);
+  const kind = kindAt(kinds, json, valueAt(json, '"kind"'));
   const state = enumAt(json, valueAt(json, '"state"'), TASK_STATES);
   const enqueuedAt = withEnqueuedAt ? wholeAt(json, valueAt(json, '"enqueued_at"')) : 0;
   return kind < 0 || state < 0 || enqueuedAt < 0 ? undefined : { kind, state, enqueuedAt };
@@ -53,6 +58,22 @@ export function readParkUntil(json: string): number | null | undefined {
   if (!isObject(json)) return undefined;
   const until = wholeOrNullAt(json, valueAt(json, '"until_ms"'));
   return until !== null && until < 0 ? undefined : until;
+}
+
+/**
+ * The kinds a master's registration says it runs (`kinds`, absent from a master that predates
+ * it: none then). Registrations are a handful of small values, so this one is parsed whole; a
+ * name that is not a string is skipped here and its pattern checked by the kind table.
+ */
+export function readMasterKinds(json: string): readonly string[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return [];
+  }
+  const kinds = typeof value === 'object' && value !== null ? (value as { kinds?: unknown }).kinds : undefined;
+  return Array.isArray(kinds) ? kinds.filter((k): k is string => typeof k === 'string') : [];
 }
 
 /** A stats row's pending WAL generations, or undefined if undecodable. */

@@ -1,4 +1,4 @@
-import { TASK_KINDS, type TaskKind, type TaskState, isParked } from '@maintd/core';
+import { type TaskKind, type TaskState, isParked } from '@maintd/core';
 import { type ClusterAggregate, STATES, isQueued } from './aggregate.js';
 import { heapOldest } from './queue-heap.js';
 import { TASK_STATES } from './record-fields.js';
@@ -26,6 +26,10 @@ export interface KindSummary {
 
 /** Everything a scrape exports about the cluster, at one instant. */
 export interface ClusterSummary {
+  /**
+   * One per kind a live master runs or a record is of, by name: the kinds come from the
+   * registrations and the records, never from a list compiled into the exporter.
+   */
   readonly kinds: readonly KindSummary[];
   /** Live masters (registrations bound to their session leases). */
   readonly masters: number;
@@ -43,7 +47,8 @@ export interface ClusterSummary {
  * O(kinds · log queued) plus one pass over the cooldown records and one over the parks.
  */
 export function summarize(agg: ClusterAggregate, nowMs: number): ClusterSummary {
-  const kinds = TASK_KINDS.map((kind, k): KindSummary => {
+  const kinds = shownKinds(agg).map((k): KindSummary => {
+    const kind = agg.kinds.names[k]!;
     const tasks = Object.fromEntries(TASK_STATES.map((s, i) => [s, agg.taskCounts[k * STATES + i]!])) as Record<
       TaskState,
       number
@@ -85,6 +90,28 @@ export function summarize(agg: ClusterAggregate, nowMs: number): ClusterSummary 
     pendingWalGenerations: agg.pendingWalGenerations,
     invalidRecords: agg.invalid.size,
   };
+}
+
+/**
+ * The indexes of the kinds to export, in name order: those a live master runs, and those with a
+ * record now. A kind whose records are all gone and that no live master runs is left out, as a
+ * kind no one has heard of would be.
+ */
+function shownKinds(agg: ClusterAggregate): number[] {
+  const registered = new Set<string>();
+  agg.masters.forEach((kinds) => kinds.forEach((k) => registered.add(k)));
+  const shown: number[] = [];
+  agg.kinds.names.forEach((name, k) => {
+    if (registered.has(name) || hasRecords(agg, k)) shown.push(k);
+  });
+  const names = agg.kinds.names;
+  return shown.sort((a, b) => (names[a]! < names[b]! ? -1 : 1));
+}
+
+function hasRecords(agg: ClusterAggregate, k: number): boolean {
+  if (agg.cooldowns[k]!.size > 0 || agg.parks[k]!.size > 0) return true;
+  for (let s = 0; s < STATES; s++) if (agg.taskCounts[k * STATES + s]! > 0) return true;
+  return false;
 }
 
 /** Whole-millisecond age in seconds; a timestamp from a master whose clock runs ahead reads as 0. */

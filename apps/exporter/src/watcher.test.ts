@@ -20,6 +20,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { caughtUp, eventually, expectedSummary, gatedWatchKv } from '../test/helpers.js';
 import { createExporterMetrics } from './metrics.js';
+import type { KindSummary } from './summary.js';
 import { type SyncInfo, ClusterWatcher } from './watcher.js';
 
 const endpoints = inject('etcdEndpoints');
@@ -165,9 +166,54 @@ describe('ClusterWatcher against a real etcd', () => {
 
     // Windows and parks lapse on the clock alone: no etcd event is involved.
     await clock.advance(48 * 3600 * 1000);
-    expect(w.summary()?.kinds.map((k) => k.cooldownsActive)).toEqual([0, 0, 0]);
-    expect(w.summary()?.kinds.map((k) => k.parked)).toEqual([0, 0, 1]);
+    const byKind = (f: (k: KindSummary) => number) => Object.fromEntries(w.summary()!.kinds.map((k) => [k.kind, f(k)]));
+    expect(byKind((k) => k.cooldownsActive)).toEqual({ merge_wal: 0, compact: 0, index_id: 0 });
+    expect(byKind((k) => k.parked)).toEqual({ merge_wal: 0, compact: 0, index_id: 1 });
     expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
+  });
+
+  it('exports a kind only a newer master runs, from its registration and then its records, none of them invalid', async () => {
+    const prefix = `/test/${randomUUID()}`;
+    const clock = new FakeClock();
+    const kv = newKv();
+    const store = await openStore(kv, prefix, clock);
+    await store.enqueue('merge_wal', 'a');
+    const { w } = newWatcher(newKv(), prefix, clock);
+    await eventually(() => expect(w.up).toBe(true));
+    const newer = await TaskStore.open({
+      kv: newKv(),
+      clock,
+      prefix,
+      masterId: 'm2',
+      random: seededRandom(9),
+      leaseTtlSecs: 5,
+      cooldown: { afterFailures: 2, maxPercent: 100, jitter: 0 },
+      info: { ...info(2), kinds: ['merge_wal', 'repair'] },
+    });
+    cleanup.push(() => newer.close());
+    await caughtUp(w, kv, prefix);
+    // Registered, no record yet: its series are there, at zero.
+    expect(w.summary()?.kinds.map((k) => k.kind)).toEqual(['merge_wal', 'repair']);
+    expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
+
+    await run(newer, 'repair', 'c', false);
+    await run(newer, 'repair', 'c', false);
+    await newer.enqueue('repair', 'b');
+    await clock.advance(2000);
+    await newer.park('repair', 'd', { reason: 'by hand', by: 'ops' });
+    await newer.close();
+    await caughtUp(w, kv, prefix);
+    const expected = await expectedSummary(store, clock.now());
+    expect(w.summary()).toEqual(expected);
+    expect(expected).toMatchObject({ masters: 1, invalidRecords: 0 });
+    // Its master gone, the kind stays while its records do.
+    expect(expected.kinds.find((k) => k.kind === 'repair')).toMatchObject({
+      tasks: { queued: 1, running: 0, done: 0, failed: 2 },
+      queueOldestAgeSeconds: 2,
+      cooldownsActive: 1,
+      cooldownFailuresMax: 2,
+      parked: 1,
+    });
   });
 
   it('re-syncs from a fresh range when its watch starts on a compacted revision', async () => {
@@ -195,7 +241,10 @@ describe('ClusterWatcher against a real etcd', () => {
     await caughtUp(w, kv, prefix);
     expect(w.up).toBe(true);
     expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
-    expect(w.summary()?.kinds[0]).toMatchObject({ cooldownsActive: 1, tasks: { failed: 2 } });
+    expect(w.summary()?.kinds.find((k) => k.kind === 'merge_wal')).toMatchObject({
+      cooldownsActive: 1,
+      tasks: { failed: 2 },
+    });
   });
 
   it('reports down while etcd is stopped and in sync again after it restarts, without restarting itself', async () => {
@@ -232,9 +281,10 @@ describe('ClusterWatcher against a real etcd', () => {
       kinds: x.kinds.map((k) => ({ ...k, queueOldestAgeSeconds: 0, cooldownOldestAgeSeconds: 0 })),
     });
     expect(strip(s)).toEqual(strip(expected));
-    expect(s.kinds[0]?.tasks.queued).toBe(2);
-    expect(s.kinds[1]?.cooldownsActive).toBe(1);
-    expect(s.kinds[0]!.queueOldestAgeSeconds).toBeCloseTo(expected.kinds[0]!.queueOldestAgeSeconds, 0);
+    const of = (x: typeof s, kind: string) => x.kinds.find((k) => k.kind === kind)!;
+    expect(of(s, 'merge_wal').tasks.queued).toBe(2);
+    expect(of(s, 'compact').cooldownsActive).toBe(1);
+    expect(of(s, 'merge_wal').queueOldestAgeSeconds).toBeCloseTo(of(expected, 'merge_wal').queueOldestAgeSeconds, 0);
   }, 45_000);
 });
 

@@ -1,4 +1,4 @@
-import type { Clock, CooldownPolicy, Kv, TaskStore } from '@maintd/core';
+import type { Clock, CooldownPolicy, Kv, TaskKind, TaskStore } from '@maintd/core';
 import type { Metrics, WorkerStatus } from '@maintd/scheduler';
 import type { Logger } from 'pino';
 import type { EventHub } from './events.js';
@@ -17,4 +17,6 @@ export interface AppDeps {
   readonly events?: EventHub;
   /** The cooldown policy this master runs (its `TASK_COOLDOWN_*` settings); default the store's. */
   readonly policy?: CooldownPolicy;
+  /** The kinds this master runs, which it accepts at enqueue; default the shipped registry's. */
+  readonly kinds?: readonly TaskKind[];
 }

@@ -5,6 +5,7 @@ import {
   PolicySchema,
   openApiDocument,
 } from '@maintd/scheduler/api';
+import { KIND_NAMES } from '@maintd/scheduler';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { type Kv, StoreFullError, type Watch } from '@maintd/core';
@@ -281,7 +282,8 @@ describe('HTTP API', () => {
     ['malformed JSON', '/api/v1/tasks', post('{"kind": "compact", '), 400, /JSON/],
     ['a JSON array body', '/api/v1/tasks', post('[]'), 400, /body|expected object/],
     ['an empty body', '/api/v1/tasks', post(''), 400, /JSON|body/],
-    ['an unknown kind', '/api/v1/tasks', post({ kind: 'repair', target: 'x' }), 400, /kind/],
+    ['a kind this master does not run', '/api/v1/tasks', post({ kind: 'repair', target: 'x' }), 400, /kind/],
+    ['a malformed kind', '/api/v1/tasks', post({ kind: 'Re-pair', target: 'x' }), 400, /kind/],
     ['a missing kind', '/api/v1/tasks', post({ target: 'x' }), 400, /kind/],
     ['a missing target', '/api/v1/tasks', post({ kind: 'compact' }), 400, /target/],
     ['a numeric target', '/api/v1/tasks', post({ kind: 'compact', target: 42 }), 400, /target/],
@@ -325,9 +327,9 @@ describe('HTTP API', () => {
     ['a non-numeric limit', '/api/v1/tasks?limit=abc', undefined, 400, /limit/],
     ['a bad cursor', '/api/v1/tasks?cursor=../../x', undefined, 400, /cursor/],
     ['an unknown state filter', '/api/v1/tasks?state=cancelled', undefined, 400, /state/],
-    ['an unknown kind filter', '/api/v1/scheduler/cooldowns?kind=repair', undefined, 400, /kind/],
+    ['a malformed kind filter', '/api/v1/scheduler/cooldowns?kind=Re-pair', undefined, 400, /kind/],
     ['a non-boolean all', '/api/v1/scheduler/cooldowns?all=maybe', undefined, 400, /all/],
-    ['reset of an unknown kind', '/api/v1/scheduler/cooldowns/repair/x', { method: 'DELETE' }, 400, /kind/],
+    ['reset of a malformed kind', '/api/v1/scheduler/cooldowns/Re-pair/x', { method: 'DELETE' }, 400, /kind/],
     ['reset of an invalid target', '/api/v1/scheduler/cooldowns/compact/.hidden', { method: 'DELETE' }, 400, /target/],
     [
       'reset of an unknown cooldown',
@@ -373,7 +375,7 @@ describe('HTTP API', () => {
       400,
       /'by'/,
     ],
-    ['a park of an unknown kind', '/api/v1/scheduler/cooldowns/repair/x', put({ reason: 'r' }), 400, /kind/],
+    ['a park of a malformed kind', '/api/v1/scheduler/cooldowns/Re-pair/x', put({ reason: 'r' }), 400, /kind/],
     ['a park of an invalid target', '/api/v1/scheduler/cooldowns/compact/.x', put({ reason: 'r' }), 400, /target/],
     ['a cooldown page of 0', '/api/v1/scheduler/cooldowns?limit=0', undefined, 400, /limit/],
     ['a cooldown page of 201', '/api/v1/scheduler/cooldowns?limit=201', undefined, 400, /limit/],
@@ -650,7 +652,7 @@ describe('cooldown pages, parks and the policy', () => {
       base_secs: c.baseSecs,
       max_secs: c.maxSecs,
       jitter: c.jitter,
-      kinds: [...c.kinds],
+      kinds: c.kinds === 'all' ? [...KIND_NAMES] : [...c.kinds],
       guard_percent: c.maxPercent,
       count_infrastructure_failures: c.countInfrastructure,
       master_id: m.config.masterId,

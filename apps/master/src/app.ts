@@ -1,4 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { KIND_NAMES } from '@maintd/scheduler';
 import type { AppDeps } from './app-deps.js';
 import { limitMutationBodies } from './http/body-limit.js';
 import { type AppEnv, isMutation } from './http/context.js';
@@ -31,6 +32,7 @@ export type { AppDeps };
  */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const { store, kv, clock, logger, metrics, events } = deps;
+  const runs = deps.kinds ?? KIND_NAMES;
   // The cheapest read there is (a count-only get inside the prefix): proof that etcd answers now.
   const probe = new StoreProbe(() => kv.revision(`${store.keys.prefix}/`), clock);
   const taskLists = new TaskLists(store, events, probe, clock);
@@ -46,14 +48,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use('/api/v1/*', limitMutationBodies);
   app.use('/api/v1/*', mutationGuard(deps.apiToken));
 
-  app.route('/', taskRoutes({ store, metrics, lists: taskLists }));
-  app.route('/', cooldownRoutes({ store, clock, logger, metrics, events, probe }));
-  app.route('/', policyRoutes(deps.policy ?? store.policy, store.masterId));
+  app.route('/', taskRoutes({ store, metrics, lists: taskLists, runs }));
+  app.route('/', cooldownRoutes({ store, clock, logger, metrics, events, probe, runs }));
+  app.route('/', policyRoutes(deps.policy ?? store.policy, store.masterId, runs));
   app.route('/', storeRoutes({ store, clock }));
   app.route('/', fleetRoutes({ store, workers: deps.workers }));
   app.route('/', eventRoutes({ hub: events, clock, masterId: store.masterId }));
   app.route('/', healthRoutes({ store, kv, clock }));
-  app.route('/', metricsRoutes({ store, metrics, hub: events, clock }));
+  app.route('/', metricsRoutes({ store, metrics, hub: events, clock, runs }));
   app.route('/', openApiRoutes());
 
   app.notFound(notFound);

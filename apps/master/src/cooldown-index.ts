@@ -1,4 +1,4 @@
-import { type ParkRecord, TASK_KINDS, type TaskCooldown, type TaskKind, ValidationError } from '@maintd/core';
+import { KIND_PATTERN, type ParkRecord, type TaskCooldown, type TaskKind, ValidationError } from '@maintd/core';
 import {
   type CooldownSort,
   type CooldownState,
@@ -142,7 +142,7 @@ function decodeCursor(cursor: string, sort: CooldownSort): Position {
   if (
     (value !== null && (typeof value !== 'number' || !Number.isFinite(value))) ||
     typeof kind !== 'string' ||
-    !(TASK_KINDS as readonly string[]).includes(kind) ||
+    !KIND_PATTERN.test(kind) ||
     typeof target !== 'string'
   ) {
     throw bad('not a cursor from a previous page');
@@ -327,9 +327,11 @@ export class CooldownIndex {
 
   /** Parks in force per kind at `nowMs`: the `master_task_parked` gauge. */
   parkedCounts(nowMs: number): Record<TaskKind, number> {
-    const counts = Object.fromEntries(TASK_KINDS.map((k) => [k, 0])) as Record<TaskKind, number>;
+    // Every kind with a record, parked or not, whichever release runs it.
+    const counts: Record<TaskKind, number> = {};
+    for (const e of this.#entries.values()) counts[e.kind] = 0;
     for (const e of this.#parked) {
-      if (cooldownState(undefined, e.park, nowMs) === 'parked') counts[e.kind]++;
+      if (cooldownState(undefined, e.park, nowMs) === 'parked') counts[e.kind] = (counts[e.kind] ?? 0) + 1;
     }
     return counts;
   }

@@ -38,6 +38,7 @@ export function wireMaster(deps: SchedulerDeps): Master {
     workers: () => scheduler.workerStatus(),
     events,
     policy: config.cooldown,
+    kinds: scheduler.kinds,
   });
   return {
     scheduler,

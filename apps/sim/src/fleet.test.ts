@@ -1,4 +1,5 @@
 import { FakeClock } from '@maintd/core';
+import { KIND_NAMES, kindSpec } from '@maintd/scheduler';
 import { describe, expect, it } from 'vitest';
 import { Fleet } from './fleet.js';
 import { createSimWorker, createWorkerApp, inProcessEndpoints, inProcessFetch } from './worker-app.js';
@@ -127,5 +128,21 @@ describe('simulated fleet', () => {
     const res = await app.request(`/api/v1/internal/merge-wal/${stranger.name}`, { method: 'POST' });
     expect(res.status).toBe(404);
     expect((await app.request('/nowhere')).status).toBe(404);
+  });
+
+  it("serves a per-store route for every kind of the scheduler's registry, and no other", async () => {
+    const clock = new FakeClock();
+    const fleet = fleetOf(clock, 0);
+    const worker = createSimWorker(fleet, 0, clock);
+    const owned = fleet.stores.find((s) => s.owners.includes(0))!;
+    const routes = KIND_NAMES.map((k) => kindSpec(k).route);
+    expect(new Set(routes).size).toBe(KIND_NAMES.length);
+    for (const route of routes) {
+      const answering = worker.handle('POST', `/api/v1/internal/${route}/${owned.name}`);
+      await clock.advance(10 * 60_000); // the call's latency, on the worker's clock
+      const answer = await answering;
+      expect([route, answer.status]).toEqual([route, 200]);
+    }
+    expect((await worker.handle('POST', `/api/v1/internal/repair/${owned.name}`)).status).toBe(404);
   });
 });

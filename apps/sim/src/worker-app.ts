@@ -1,4 +1,5 @@
-import type { Clock, Random } from '@maintd/core';
+import type { Clock, Random, TaskKind } from '@maintd/core';
+import { KIND_NAMES, kindSpec } from '@maintd/scheduler';
 import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Fleet, SimReply } from './fleet.js';
@@ -38,7 +39,13 @@ export interface SimWorker {
   handle(method: string, path: string, signal?: AbortSignal): Promise<WorkerAnswer>;
 }
 
-const STORE_ROUTE = /^\/api\/v1\/internal\/(merge-wal|compact|index-id)\/([^/]+)$/;
+const STORE_ROUTE = /^\/api\/v1\/internal\/([^/]+)\/([^/]+)$/;
+
+/**
+ * The kind each per-store route runs, from the scheduler's registry: a kind added there is served
+ * here with no change of this file (as a plain success, until the fleet models it).
+ */
+const ROUTE_KINDS: ReadonlyMap<string, TaskKind> = new Map(KIND_NAMES.map((k) => [kindSpec(k).route, k]));
 
 /** Simulated worker `index` of the fleet. */
 export function createSimWorker(fleet: Fleet, index: number, clock: Clock, knobs: WorkerKnobs = {}): SimWorker {
@@ -75,13 +82,17 @@ export function createSimWorker(fleet: Fleet, index: number, clock: Clock, knobs
       if (method === 'GET' && path === '/healthz')
         return Promise.resolve({ status: 200, body: { status: 'ok', worker: index } });
       const m = method === 'POST' ? STORE_ROUTE.exec(path) : null;
+      const kind = m ? ROUTE_KINDS.get(m[1]!) : undefined;
       const name = m ? decodeName(m[2]!) : undefined;
-      if (!m || name === undefined) return Promise.resolve({ status: 404, body: { error: 'no such route' } });
+      if (kind === undefined || name === undefined) {
+        return Promise.resolve({ status: 404, body: { error: 'no such route' } });
+      }
       const broken = misbehave();
       if (broken) return broken;
-      if (m[1] === 'merge-wal') return merge(name, signal);
-      if (m[1] === 'compact') return reply(fleet.compact(index, name));
-      return reply(fleet.indexId(index, name));
+      if (kind === 'merge_wal') return merge(name, signal);
+      if (kind === 'compact') return reply(fleet.compact(index, name));
+      if (kind === 'index_id') return reply(fleet.indexId(index, name));
+      return reply({ status: 200, body: {}, latencyMs: 0 });
     },
   };
 }

@@ -13,34 +13,14 @@ import { format, resolveConfig } from 'prettier';
 /** Where the generated client types live (committed). */
 export const SCHEMA_PATH = fileURLToPath(new URL('../src/api/schema.ts', import.meta.url));
 
-/**
- * The kinds the API accepts, in the master's order, read from the document (the enum of the
- * enqueue body's `kind`, inline or behind a `$ref`): the dashboard lists them at run time, so a
- * new kind needs no hand edit.
- */
-function taskKinds(doc: unknown): string[] {
-  type Schema = { $ref?: string; properties?: { kind?: { enum?: unknown } } };
-  const d = doc as {
-    paths: Record<string, Record<string, unknown>>;
-    components?: { schemas?: Record<string, Schema> };
-  };
-  const body = d.paths['/api/v1/tasks']?.post as {
-    requestBody: { content: { 'application/json': { schema: Schema } } };
-  };
-  let schema = body.requestBody.content['application/json'].schema;
-  if (schema.$ref) schema = d.components?.schemas?.[schema.$ref.replace('#/components/schemas/', '')] ?? {};
-  const kinds = schema.properties?.kind?.enum;
-  if (!Array.isArray(kinds) || kinds.length === 0) throw new Error('openapi.json: no kind enum on POST /api/v1/tasks');
-  return kinds as string[];
-}
-
 /** The text `src/api/schema.ts` must contain: openapi-typescript's output, formatted by prettier. */
 export async function generateApiSchema(): Promise<string> {
   const doc = openApiDocument() as Parameters<typeof openapiTS>[0];
   // Not `immutable`: openapi-fetch's Readable<T> maps only mutable arrays, and readonly ones lose their methods.
   const ast = await openapiTS(doc, { silent: true });
-  const kinds = `\n/** Every task kind the master accepts, in its order. */\nexport const TASK_KINDS = ${JSON.stringify(taskKinds(doc))} as const;\n`;
-  const source = COMMENT_HEADER + astToString(ast) + kinds;
+  // No list of kinds: the dashboard learns them at run time from the masters' registrations
+  // (`GET /api/v1/masters`) and the records it reads.
+  const source = COMMENT_HEADER + astToString(ast);
   const options = (await resolveConfig(SCHEMA_PATH)) ?? {};
   return format(source, { ...options, filepath: SCHEMA_PATH });
 }

@@ -416,6 +416,28 @@ describe('park and release', () => {
     ]);
   });
 
+  it('a kind only a newer master runs gets its Overview lines, and a store is parked for it too', async () => {
+    const data = sampleFleet();
+    const older = data.masters![0]!;
+    const newer = { ...older, id: 'master-b', version: '9.9.9', kinds: [...(older.kinds ?? []), 'repair'] };
+    // No policy read yet: a store is parked for every kind the fleet shows.
+    const m = mount({
+      data: { ...data, masters: [older, newer], policy: undefined },
+      size: { columns: 100, rows: 40 },
+    });
+    await m.settle();
+    expect(m.frame()).toMatch(/ {2}repair\s+–\s+–\s+0\s+0\n/); // queue line: no count read for it yet
+    expect(m.frame()).toMatch(/ {2}repair\s+0\s+3\s+▯+\s+0\.0%/); // cooling line
+    await m.press('4', 'p', 'broken disk', KEY.enter, 'y');
+    await m.settle();
+    expect(m.api.calls.map((c) => `${c.op} ${c.kind}`).sort()).toEqual([
+      'park compact',
+      'park index_id',
+      'park merge_wal',
+      'park repair',
+    ]);
+  });
+
   it('an empty reason is refused, and Esc cancels the park without calling the API', async () => {
     const m = mount();
     await m.press('3', 'p', KEY.enter);

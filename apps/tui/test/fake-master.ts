@@ -53,6 +53,7 @@ export function master(id = 'master-a'): Master {
     version: '1.2.3',
     started_at: 1_700_000_000_000,
     pools: { general: 4, merge: 4 },
+    kinds: ['merge_wal', 'compact', 'index_id'],
   };
 }
 

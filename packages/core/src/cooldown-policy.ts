@@ -3,7 +3,7 @@
  * reads, calls {@link nextCooldown}, and writes what it returns.
  */
 import { stripVTControlCharacters } from 'node:util';
-import { type ErrorClass, type TaskCooldown, type TaskKind, TASK_KINDS, carryUnknownFields } from './model.js';
+import { type ErrorClass, type TaskCooldown, type TaskKind, carryUnknownFields } from './model.js';
 
 /** Cooldown settings (docs/ARCHITECTURE.md §2.7). */
 export interface CooldownPolicy {
@@ -15,8 +15,8 @@ export interface CooldownPolicy {
   readonly maxSecs: number;
   /** Downward jitter fraction in [0, 1). Default 0.1. */
   readonly jitter: number;
-  /** Kinds the cooldown applies to. Default: all. */
-  readonly kinds: readonly TaskKind[];
+  /** Kinds the cooldown applies to: `all` (the default), or a list. */
+  readonly kinds: readonly TaskKind[] | 'all';
   /** Fleet guard: open no window while more than this percentage of the kind's stores cool. Default 25. */
   readonly maxPercent: number;
   /** Count `infrastructure` failures too. Default false. */
@@ -29,7 +29,7 @@ export const DEFAULT_COOLDOWN_POLICY: CooldownPolicy = Object.freeze({
   baseSecs: 600,
   maxSecs: 21600,
   jitter: 0.1,
-  kinds: TASK_KINDS,
+  kinds: 'all',
   maxPercent: 25,
   countInfrastructure: false,
 });
@@ -76,7 +76,7 @@ export function counts(policy: CooldownPolicy, kind: TaskKind, errorClass: Error
  * not when the last window lapses (up to `maxSecs` later).
  */
 export function appliesTo(policy: CooldownPolicy, kind: TaskKind): boolean {
-  return policy.afterFailures > 0 && policy.kinds.includes(kind);
+  return policy.afterFailures > 0 && (policy.kinds === 'all' || policy.kinds.includes(kind));
 }
 
 // Control strings (OSC such as a window title, DCS, SOS, PM, APC) run to a BEL or ST; a terminal
@@ -164,7 +164,7 @@ export function nextCooldown(
   fleet: FleetState = { knownStores: 0, coolingOthers: 0 },
 ): CooldownDecision {
   if (policy.afterFailures <= 0) return { action: 'ignore', reason: 'disabled' };
-  if (!policy.kinds.includes(failure.kind)) return { action: 'ignore', reason: 'kind' };
+  if (!appliesTo(policy, failure.kind)) return { action: 'ignore', reason: 'kind' };
   if (!counts(policy, failure.kind, failure.errorClass)) return { action: 'ignore', reason: 'class' };
   if (prev && prev.last_task_id === failure.taskId) return { action: 'duplicate', record: prev };
 

@@ -1,16 +1,16 @@
 import { z } from 'zod';
 
-/**
- * Every maintenance kind the store and the API accept: schemas, key layout and validation derive
- * from this list. What a kind does (its pool, sweep and worker call) is its plug-in in
- * `@maintd/scheduler`, whose registry must cover exactly these kinds.
- */
-export const TASK_KINDS = ['merge_wal', 'compact', 'index_id'] as const;
+/** The pattern every task kind's name must match: it is a key segment and a metric label value. */
+export const KIND_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
 
-/** Schema of a task kind (`merge_wal` | `compact` | `index_id`). */
-export const TaskKindSchema = z.enum(TASK_KINDS);
-/** A maintenance kind. */
-export type TaskKind = z.infer<typeof TaskKindSchema>;
+/**
+ * Schema of a task kind's name: 1–63 characters, `[a-z][a-z0-9_]*`. Core checks the name, not
+ * membership in a list: which kinds a master runs is its scheduler's registry, and a kind another
+ * release runs is stored data here like any other (docs/ARCHITECTURE.md §2.1).
+ */
+export const TaskKindSchema = z.string().regex(KIND_PATTERN, 'a kind must match ^[a-z][a-z0-9_]{0,62}$');
+/** A maintenance kind's name, e.g. `merge_wal`; see {@link TaskKindSchema}. */
+export type TaskKind = string;
 
 /** Schema of a task state. `queued → running → done | failed`; there is no cancel or retry state. */
 export const TaskStateSchema = z.enum(['queued', 'running', 'done', 'failed']);
@@ -222,6 +222,10 @@ export const MasterInfoSchema = z
     pools: z
       .record(z.string(), z.number().int().nonnegative())
       .describe('Task slots per pool name (`general`, `merge`): how many tasks each pool runs at once'),
+    kinds: z
+      .array(TaskKindSchema)
+      .optional()
+      .describe('The task kinds the master runs, in its registry order; absent from a master that predates it'),
   })
   .describe("A live master's registration: it exists while the master's session lease is alive.");
 /** What a master says about itself while its session is alive. */

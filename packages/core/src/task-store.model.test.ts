@@ -31,7 +31,6 @@ import {
   type Claim,
   ClaimLostError,
   type ErrorClass,
-  TASK_KINDS,
   type TaskCooldown,
   type TaskKind,
   type TaskOutcome,
@@ -49,6 +48,8 @@ import { type KvHarness, etcdHarness, memoryHarness } from './testing/index.js';
 const SLOTS = 3;
 /** Few targets, so that dedupe, target locks and cooldown counts collide often. */
 const TARGETS = ['s0', 'store.1-x'] as const;
+/** The kinds the model runs: core names none, so the model picks the shipped registry's three. */
+const TASK_KINDS = ['merge_wal', 'compact', 'index_id'] as const;
 const LEASE_TTL_SECS = 10;
 /** A task orphaned with more claims than this is failed by recovery instead of requeued. */
 const MAX_ATTEMPTS = 2;

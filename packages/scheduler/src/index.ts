@@ -1,6 +1,6 @@
 export type { Config, LogLevel, SweepConfig } from './config.js';
 export { type ExecutorDeps, type WorkerAttempt } from './executor.js';
-export { KINDS, KIND_NAMES, kindSpec } from './kinds/index.js';
+export { KINDS, KIND_NAMES, type KindRegistry, kindNames, kindSpec } from './kinds/index.js';
 export { PRETTY_LOG_FORMAT } from './log-format.js';
 export type { FollowUp, KindContext, KindRun, KindSpec, PoolName, SweepSpec } from './kinds/spec.js';
 export { type Metrics, createMetrics } from './metrics.js';

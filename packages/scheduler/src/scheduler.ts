@@ -1,7 +1,7 @@
 import type { Claim, TaskKind } from '@maintd/core';
 import { setMaxListeners } from 'node:events';
-import { KIND_NAMES, kindSpec } from './kinds/index.js';
-import { type LoopContext, type SchedulerDeps, loopContext } from './scheduler/context.js';
+import { kindNames, kindSpec } from './kinds/index.js';
+import { type LoopContext, type SchedulerDeps, loopContext, registryOf } from './scheduler/context.js';
 import { type PeriodicJob, periodicLoop } from './scheduler/periodic.js';
 import { Pool, planPools } from './scheduler/pools.js';
 import { QueueWatch } from './scheduler/queue-watch.js';
@@ -37,7 +37,7 @@ export class Scheduler {
     // default cap of 10 listeners would warn on any fleet of ten workers.
     setMaxListeners(1000, this.#stop.signal, this.#abandon.signal);
     const run = (claim: Claim): Promise<void> => runTask(deps, this.#abandon.signal, claim);
-    this.#pools = planPools(deps.config.pools).map((plan) => new Pool(plan, this.#ctx, run));
+    this.#pools = planPools(deps.config.pools, registryOf(deps)).map((plan) => new Pool(plan, this.#ctx, run));
     this.#queueWatch = new QueueWatch(
       this.#ctx,
       (kinds) => {
@@ -54,8 +54,9 @@ export class Scheduler {
     const { intervals, sweeps } = this.#d.config;
     const jobs: PeriodicJob[] = [{ name: SCAN_JOB, intervalSecs: intervals.statsScanSecs, run: () => this.scanOnce() }];
     const statsExist = statsExistGate(this.#d.store, this.#d.logger);
-    for (const kind of KIND_NAMES) {
-      const sweep = kindSpec(kind).sweep;
+    const registry = registryOf(this.#d);
+    for (const kind of kindNames(registry)) {
+      const sweep = kindSpec(kind, registry).sweep;
       const intervalSecs = sweeps.kinds[kind]?.intervalSecs ?? 0;
       if (sweep)
         jobs.push({ name: sweep.job, intervalSecs, run: () => this.sweepOnce(kind), ready: () => statsExist(kind) });
@@ -112,6 +113,11 @@ export class Scheduler {
   /** The configured worker endpoints with the fleet's latest scan result of each, from the store. */
   workerStatus(): Promise<WorkerStatus[]> {
     return workerStatus(this.#d.store, this.#d.config.workers.endpoints);
+  }
+
+  /** The kinds this scheduler runs (its registry's), in registry order. */
+  get kinds(): readonly TaskKind[] {
+    return kindNames(registryOf(this.#d));
   }
 
   /** Pool sizes, for the master's registration. */

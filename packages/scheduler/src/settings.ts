@@ -35,12 +35,11 @@ import {
 } from '@maintd/settings';
 import { z } from 'zod';
 import type { Config, SweepConfig } from './config.js';
-import { KINDS, KIND_NAMES } from './kinds/index.js';
-import type { KindSpec } from './kinds/spec.js';
+import { type KINDS, KIND_NAMES, kindSpec } from './kinds/index.js';
 
 // ---- value types of the master's own --------------------------------------------------------
 
-const taskKinds: ValueType<readonly TaskKind[]> = {
+const taskKinds: ValueType<readonly TaskKind[] | 'all'> = {
   placeholder: 'kinds',
   schema: z.string().transform((raw, ctx) => {
     const expected = `expected "all" or a comma-separated list of ${KIND_NAMES.join(', ')}`;
@@ -48,8 +47,9 @@ const taskKinds: ValueType<readonly TaskKind[]> = {
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s !== '');
-    if (items.length === 1 && items[0] === 'all') return KIND_NAMES;
-    const unknown = items.find((s) => !(KIND_NAMES as readonly string[]).includes(s));
+    // Kept as `all`, not this registry's list: the policy then covers whatever kinds the master runs.
+    if (items.length === 1 && items[0] === 'all') return 'all' as const;
+    const unknown = items.find((s) => !KIND_NAMES.includes(s));
     if (unknown !== undefined) return fail(ctx, expected, { got: unknown });
     if (items.length === 0) return fail(ctx, expected);
     // Schema order, not input order, so equal settings compare and print equal.
@@ -61,8 +61,8 @@ const taskKinds: ValueType<readonly TaskKind[]> = {
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 /** The settings every kind adds (its sweep's interval and threshold), merged in registry order. */
-type KindSettings = UnionToIntersection<(typeof KINDS)[TaskKind]['settings']>;
-const kindSettings = Object.assign({}, ...KIND_NAMES.map((k) => KINDS[k].settings)) as KindSettings;
+type KindSettings = UnionToIntersection<(typeof KINDS)[keyof typeof KINDS]['settings']>;
+const kindSettings = Object.assign({}, ...KIND_NAMES.map((k) => kindSpec(k).settings)) as KindSettings;
 
 // ---- the shape------------------------------------------------------------------------
 
@@ -272,7 +272,7 @@ function sweepConfigs(s: Resolved): Config['sweeps']['kinds'] {
   const values = s as unknown as Readonly<Record<string, number>>;
   const out: Partial<Record<TaskKind, SweepConfig>> = {};
   for (const kind of KIND_NAMES) {
-    const sweep = (KINDS[kind] as KindSpec).sweep;
+    const sweep = kindSpec(kind).sweep;
     if (!sweep) continue;
     out[kind] = { intervalSecs: values[sweep.intervalSetting] ?? 0, threshold: values[sweep.thresholdSetting] ?? 0 };
   }

@@ -1,13 +1,21 @@
 import type { Clock, Kv, MasterInfo, Random, SessionEvent, TaskStoreOptions } from '@maintd/core';
 import type { Config } from './config.js';
+import { KINDS, type KindRegistry, kindNames } from './kinds/index.js';
 
-/** TaskStore options from the master's config: one mapping for `main.ts` and the tests alike. */
+/**
+ * TaskStore options from the master's config: one mapping for `main.ts` and the tests alike. The
+ * registration the store's session writes lists the kinds this master runs, so that exporters,
+ * dashboards and peers of other releases learn them from `P/masters/` (docs/ARCHITECTURE.md §2.1).
+ */
 export function storeOptions(
   config: Config,
   deps: {
     readonly kv: Kv;
     readonly clock: Clock;
-    readonly info: Omit<MasterInfo, 'id'>;
+    /** The registration's fields; its `kinds` are the registry's. */
+    readonly info: Omit<MasterInfo, 'id' | 'kinds'>;
+    /** The kinds this master runs; default the shipped registry. */
+    readonly kinds?: KindRegistry;
     readonly random?: Random;
     readonly onSessionEvent?: (e: SessionEvent) => void;
   },
@@ -23,7 +31,7 @@ export function storeOptions(
     historyLimit: config.tasks.historyLimit,
     historyTtlSecs: config.tasks.historyTtlSecs,
     cooldown: config.cooldown,
-    info: deps.info,
+    info: { ...deps.info, kinds: [...kindNames(deps.kinds ?? KINDS)] },
     ...(deps.onSessionEvent ? { onSessionEvent: deps.onSessionEvent } : {}),
   };
 }

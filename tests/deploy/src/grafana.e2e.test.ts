@@ -18,6 +18,7 @@ const SUBSTITUTIONS: Readonly<Record<string, string>> = {
   $job: '.*',
   $instance: '.*',
   $prefix: '.*',
+  $kind: '.*',
   $__rate_interval: '1m',
 };
 

@@ -62,9 +62,9 @@ async function exportedNames(): Promise<Set<string>> {
 }
 
 describe('deploy/grafana/maintd.json', () => {
-  it('has job, instance and prefix variables: multi-value query variables on the Prometheus data source, All = .*', () => {
+  it('has job, instance, prefix and kind variables: multi-value query variables on the Prometheus data source, All = .*', () => {
     expect(variable('datasource')?.type).toBe('datasource');
-    for (const name of ['job', 'instance', 'prefix']) {
+    for (const name of ['job', 'instance', 'prefix', 'kind']) {
       const v = variable(name);
       expect(v, name).toBeDefined();
       expect(v?.type, name).toBe('query');
@@ -79,11 +79,13 @@ describe('deploy/grafana/maintd.json', () => {
     // instance and prefix offer only what the chosen jobs have.
     expect(queryOf(variable('instance'))).toContain('job=~"$job"');
     expect(queryOf(variable('prefix'))).toContain('job=~"$job"');
+    // kind offers the kinds the chosen fleets report, whichever release added them.
+    for (const m of MATCHERS) expect(queryOf(variable('kind'))).toContain(m);
   });
 
   it('variable queries name metrics the exporter or a master exposes', async () => {
     const names = await exportedNames();
-    for (const name of ['job', 'instance', 'prefix']) {
+    for (const name of ['job', 'instance', 'prefix', 'kind']) {
       const q = queryOf(variable(name));
       const metrics = [...q.matchAll(/\b(?:master|maintd)_[a-z0-9_]+/g)].map((m) => m[0]);
       expect(metrics.length, name).toBeGreaterThan(0);
@@ -111,6 +113,13 @@ describe('deploy/grafana/maintd.json', () => {
         for (const s of found) for (const m of MATCHERS) expect(s.matchers, `${where}: ${s.metric}`).toContain(m);
       }
     }
+  });
+
+  it('narrows every per-kind query by $kind, so no panel names a kind of its own', () => {
+    const perKind = dashboard.panels.flatMap((p) => p.targets.filter((t) => /by \(kind\b/.test(t.expr)));
+    expect(perKind.length).toBeGreaterThan(0);
+    for (const t of perKind) for (const s of selectors(t.expr)) expect(s.matchers, t.expr).toContain('kind=~"$kind"');
+    for (const p of dashboard.panels) for (const t of p.targets) expect(t.expr, p.title).not.toMatch(/kind="/);
   });
 
   it('would report a selector without the matchers', () => {

@@ -2,7 +2,6 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import {
   type Clock,
   type ParkRecord,
-  TASK_KINDS,
   type TaskCooldown,
   type TaskKind,
   type TaskStore,
@@ -33,6 +32,8 @@ export interface CooldownRoutesDeps {
   readonly metrics: Metrics;
   readonly events: EventHub | undefined;
   readonly probe: StoreProbe;
+  /** The kinds this master runs (its registry's). */
+  readonly runs: readonly TaskKind[];
 }
 
 /**
@@ -42,7 +43,7 @@ export interface CooldownRoutesDeps {
  * built from a read of both prefixes.
  */
 export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
-  const { store, clock, logger, metrics, events: hub, probe } = deps;
+  const { store, clock, logger, metrics, events: hub, probe, runs } = deps;
   const withNextLink = nextLinks();
 
   const index = async (kind: TaskKind | undefined): Promise<CooldownIndex> => {
@@ -128,9 +129,13 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
     })
     .openapi(resetCooldownsRoute, async (c) => {
       const { kind } = c.req.valid('query');
-      // Kind by kind, even for all of them: master_cooldown_cleared_total counts per kind.
+      // Kind by kind, even for all of them: master_cooldown_cleared_total counts per kind. All of
+      // them are the kinds this master runs and those of the records there are, whoever runs them.
+      const kinds = kind
+        ? [kind]
+        : new Set([...runs, ...(await store.listCooldowns({ all: true })).map((r) => r.kind)]);
       let deleted = 0;
-      for (const k of kind ? [kind] : TASK_KINDS) {
+      for (const k of kinds) {
         const n = await store.clearCooldowns(k);
         if (n > 0) metrics.cooldownCleared.inc({ kind: k, reason: 'operator' }, n);
         deleted += n;

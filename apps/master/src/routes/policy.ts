@@ -1,11 +1,11 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { CooldownPolicy } from '@maintd/core';
+import type { CooldownPolicy, TaskKind } from '@maintd/core';
 import { policyRoute, policyView } from '@maintd/scheduler/api';
 import type { AppEnv } from '../http/context.js';
 import { createRouter } from '../http/router.js';
 
 /** `/api/v1/scheduler/policy`: the cooldown policy this master runs, fixed for its lifetime. */
-export function policyRoutes(policy: CooldownPolicy, masterId: string): OpenAPIHono<AppEnv> {
-  const view = policyView(policy, masterId);
+export function policyRoutes(policy: CooldownPolicy, masterId: string, runs: readonly TaskKind[]): OpenAPIHono<AppEnv> {
+  const view = policyView(policy, masterId, runs);
   return createRouter().openapi(policyRoute, (c) => c.json(view, 200));
 }

@@ -1,4 +1,4 @@
-import type { ListTasksQuery, TaskStore } from '@maintd/core';
+import { type ListTasksQuery, type TaskKind, type TaskStore, ValidationError } from '@maintd/core';
 import type { Metrics } from '@maintd/scheduler';
 import { enqueueRoute, getTaskRoute, listTasksRoute } from '@maintd/scheduler/api';
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -13,12 +13,21 @@ export function taskRoutes(deps: {
   readonly store: TaskStore;
   readonly metrics: Metrics;
   readonly lists: TaskLists;
+  /** The kinds this master runs: the only ones it accepts at enqueue. */
+  readonly runs: readonly TaskKind[];
 }): OpenAPIHono<AppEnv> {
-  const { store, metrics, lists } = deps;
+  const { store, metrics, lists, runs } = deps;
   const withNextLink = nextLinks();
   return createRouter()
     .openapi(enqueueRoute, async (c) => {
       const body = c.req.valid('json');
+      // A well-formed kind this master does not run would sit in the queue until a master that
+      // runs it comes along: refused, so that a typo or a kind of a newer release fails loudly here.
+      if (!runs.includes(body.kind)) {
+        throw new ValidationError(`invalid kind: this master runs ${runs.join(', ')}, not '${body.kind}'`, {
+          field: 'kind',
+        });
+      }
       const res = await store.enqueue(body.kind, body.target, {
         source: 'manual',
         ...(body.depends_on ? { dependsOn: body.depends_on } : {}),

@@ -50,6 +50,17 @@ describe('parseMaintdEvent', () => {
     ).toEqual({ type: 'cooldown', revision: 5, kind: 'index_id', target: 'a', cooldown: c });
   });
 
+  it('accepts a kind no release of the dashboard was built with, and drops a malformed kind', () => {
+    const c = cooldown('a', { kind: 'repair' });
+    expect(
+      parseMaintdEvent(JSON.stringify({ type: 'cooldown', revision: 6, kind: 'repair', target: 'a', cooldown: c })),
+    ).toEqual({ type: 'cooldown', revision: 6, kind: 'repair', target: 'a', cooldown: c });
+    const bad = { ...c, kind: 'Re-pair' };
+    expect(
+      parseMaintdEvent(JSON.stringify({ type: 'cooldown', revision: 7, kind: 'Re-pair', target: 'a', cooldown: bad })),
+    ).toBeUndefined();
+  });
+
   it('drops malformed events instead of letting them corrupt the screen', () => {
     expect(parseMaintdEvent('not json')).toBeUndefined();
     expect(parseMaintdEvent('{"type":"task","revision":1,"task":{"id":"x"}}')).toBeUndefined();

@@ -1,16 +1,17 @@
-import type { Clock } from '@maintd/core';
+import { type Clock, TaskKindSchema } from '@maintd/core';
 import { type EventSourceMessage, createParser } from 'eventsource-parser';
 import { z } from 'zod';
 import { sanitizeDeep, sanitizeText } from '../sanitize.js';
 import { ConnectionError, connectionError } from './client.js';
-import { type MaintdEvent, TASK_KINDS } from './types.js';
+import type { MaintdEvent } from './types.js';
 
 /** A change the master reports over `GET /api/v1/events` (its `MaintdEvent`), sanitised. */
 export type { MaintdEvent };
 
 // The payloads' types come from the OpenAPI document; at run time they are checked here, loosely:
 // enough that a malformed event is dropped instead of corrupting the screen; extra fields pass.
-const Kind = z.enum(TASK_KINDS);
+// A kind is any well-formed name: a newer master's kind is shown, not dropped.
+const Kind = TaskKindSchema;
 const TaskShape = z.looseObject({
   id: z.string(),
   kind: Kind,

@@ -287,11 +287,8 @@ export interface components {
        * @description Task id: a UUIDv7, so that lexical order is enqueue order
        */
       id: string;
-      /**
-       * @description What the task does to its store
-       * @enum {string}
-       */
-      kind: 'merge_wal' | 'compact' | 'index_id';
+      /** @description What the task does to its store */
+      kind: string;
       /** @description The store the task maintains */
       target: string;
       /**
@@ -333,11 +330,8 @@ export interface components {
     };
     /** @description A manual task */
     EnqueueRequest: {
-      /**
-       * @description What the task does to its store
-       * @enum {string}
-       */
-      kind: 'merge_wal' | 'compact' | 'index_id';
+      /** @description What the task does to its store */
+      kind: string;
       /** @description The store to maintain */
       target: string;
       /** @description Ids of tasks (at most 16) that must be done first; the task fails if one fails */
@@ -354,11 +348,8 @@ export interface components {
     };
     /** @description One kind on one store as the sweeps see it: its consecutive-failure bookkeeping as stored plus `until` (derived when served, not stored), its park when one is in force, and its `state`. `last_error_class`, `first_failure_ms`, `last_failure_ms` and `last_task_id` are absent for a parked store with no failure record. */
     Cooldown: {
-      /**
-       * @description The kind whose failures are counted
-       * @enum {string}
-       */
-      kind: 'merge_wal' | 'compact' | 'index_id';
+      /** @description The kind whose failures are counted */
+      kind: string;
       /** @description The store whose failures are counted */
       target: string;
       /**
@@ -437,7 +428,7 @@ export interface components {
       /** @description Downward jitter fraction of a window (`TASK_COOLDOWN_JITTER`): a window is shortened by up to this fraction, the same on every master */
       jitter: number;
       /** @description The kinds whose failures are counted (`TASK_COOLDOWN_KINDS`) */
-      kinds: ('merge_wal' | 'compact' | 'index_id')[];
+      kinds: string[];
       /** @description Fleet guard (`TASK_COOLDOWN_MAX_PERCENT`, a percentage): no new window opens while more than this share of the stores already cools for that kind (parked stores are not counted) */
       guard_percent: number;
       /** @description Whether failures where no worker answered count too (`TASK_COOLDOWN_COUNT_INFRA`); false: only errors a worker reported about the store count */
@@ -492,6 +483,8 @@ export interface components {
       pools: {
         [key: string]: number;
       };
+      /** @description The task kinds the master runs, in its registry order; absent from a master that predates it */
+      kinds?: string[];
     };
     /** @description The worker endpoints */
     WorkerList: {
@@ -596,11 +589,8 @@ export interface components {
       type: 'cooldown';
       /** @description The etcd revision of the change (also the SSE `id`); it only grows */
       revision: number;
-      /**
-       * @description The kind of the cooldown
-       * @enum {string}
-       */
-      kind: 'merge_wal' | 'compact' | 'index_id';
+      /** @description The kind of the cooldown */
+      kind: string;
       /** @description The store of the cooldown */
       target: string;
       /** @description The entry after the change, as the cooldown list serves it (record, park and `state` merged); null when neither a record nor a park in force is left (a success, an operator reset or release, or expiry) */
@@ -655,7 +645,7 @@ export interface operations {
         /** @description Only tasks in this state */
         state?: 'queued' | 'running' | 'done' | 'failed';
         /** @description Only tasks of this kind */
-        kind?: 'merge_wal' | 'compact' | 'index_id';
+        kind?: string;
         /** @description Only tasks of this store */
         target?: string;
         /** @description Page size (items): 1–200, default 50 */
@@ -833,7 +823,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Only entries of this kind */
-        kind?: 'merge_wal' | 'compact' | 'index_id';
+        kind?: string;
         /** @description Without `limit` only: `true` or `1` adds the counters below the threshold and the lapsed windows; default false */
         all?: '0' | '1' | 'true' | 'false';
         /** @description Page size (entries): 1–200. Absent: the whole list, unpaged */
@@ -888,7 +878,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Only cooldowns of this kind */
-        kind?: 'merge_wal' | 'compact' | 'index_id';
+        kind?: string;
       };
       header?: never;
       path?: never;
@@ -958,7 +948,7 @@ export interface operations {
       header?: never;
       path: {
         /** @description The kind the sweeps should stop enqueueing */
-        kind: 'merge_wal' | 'compact' | 'index_id';
+        kind: string;
         /** @description The store to park */
         target: string;
       };
@@ -1033,7 +1023,7 @@ export interface operations {
       header?: never;
       path: {
         /** @description The kind of the cooldown */
-        kind: 'merge_wal' | 'compact' | 'index_id';
+        kind: string;
         /** @description The store of the cooldown */
         target: string;
       };
@@ -1368,6 +1358,3 @@ export interface operations {
     };
   };
 }
-
-/** Every task kind the master accepts, in its order. */
-export const TASK_KINDS = ['merge_wal', 'compact', 'index_id'] as const;

@@ -3,7 +3,7 @@
  * `schema.ts` (`pnpm gen:api`), the event stream's payloads included: nothing here is written by
  * hand.
  */
-import { TASK_KINDS, type components, type paths } from './schema.js';
+import type { components, paths } from './schema.js';
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
 
@@ -11,7 +11,7 @@ type Json<T> = T extends { content: { 'application/json': infer B } } ? B : neve
 export type TaskPage = Json<paths['/api/v1/tasks']['get']['responses'][200]>;
 /** A task record (`TaskRecord` of docs/ARCHITECTURE.md §2.1). */
 export type Task = TaskPage['tasks'][number];
-/** A maintenance kind. */
+/** A maintenance kind: any name core's pattern allows (which kinds there are, the masters say). */
 export type TaskKind = Task['kind'];
 /** A task's lifecycle state. */
 export type TaskState = Task['state'];
@@ -42,6 +42,3 @@ export type MaintdEvent =
   | components['schemas']['TaskEvent']
   | components['schemas']['TaskDeletedEvent']
   | components['schemas']['CooldownEvent'];
-
-/** Every kind the master knows, in its order (generated from the API document). */
-export { TASK_KINDS };

@@ -2,7 +2,7 @@ import { type Clock, type Random, cryptoRandom, reconnectBackoff, systemClock } 
 import type { IBackoff } from 'cockatiel';
 import { ApiError, type MaintdClient } from '../api/client.js';
 import { type MaintdEvent, readEventStream } from '../api/events.js';
-import { type Task, type TaskKind, type TaskPage, TASK_KINDS } from '../api/types.js';
+import type { Task, TaskKind, TaskPage } from '../api/types.js';
 import {
   EMPTY_FLEET,
   type FleetData,
@@ -17,6 +17,7 @@ import {
   parseGuardOverflow,
   pruneTasks,
 } from '../state/fleet.js';
+import { byKind, fleetKinds, withKinds } from '../state/kinds.js';
 import type { Connection, ConnectionState, FleetSnapshot, FleetSource } from './source.js';
 
 /** Settings of a {@link FleetFeed}. */
@@ -204,12 +205,22 @@ export class FleetFeed implements FleetSource {
       // have restarted with other settings) and on refresh.
       full ? c.policy(signal) : Promise.resolve(undefined),
     ]);
+    // The kinds known before this read, and those the masters just registered: a kind counts
+    // from the read that first shows it.
+    const known = withKinds(
+      fleetKinds(this.#data),
+      masters.status === 'fulfilled' ? masters.value.flatMap((m) => m.kinds ?? []) : [],
+    );
     // A queue longer than one page: its per-kind depths need one small read per kind.
-    let queuedTotals: Partial<Record<TaskKind, number>> | undefined;
+    let queuedTotals: Record<TaskKind, number> | undefined;
     if (queued.status === 'fulfilled' && queued.value.total > queued.value.tasks.length) {
-      const totals = await Promise.allSettled(TASK_KINDS.map((kind) => page({ state: 'queued', kind, limit: 1 })));
-      queuedTotals = {};
-      TASK_KINDS.forEach((kind, i) => {
+      const kinds = withKinds(
+        known,
+        queued.value.tasks.map((t) => t.kind),
+      );
+      const totals = await Promise.allSettled(kinds.map((kind) => page({ state: 'queued', kind, limit: 1 })));
+      queuedTotals = byKind();
+      kinds.forEach((kind, i) => {
         const r = totals[i];
         if (r?.status === 'fulfilled') queuedTotals![kind] = r.value.total;
       });
@@ -238,7 +249,7 @@ export class FleetFeed implements FleetSource {
     if (metrics.status === 'fulfilled') data = { ...data, guardOverflow: parseGuardOverflow(metrics.value) };
     if (policy.status === 'fulfilled' && policy.value) data = { ...data, policy: policy.value };
     if (queued.status === 'fulfilled' && running.status === 'fulfilled') {
-      data = { ...data, counts: countsFrom(queued.value, running.value, queuedTotals) };
+      data = { ...data, counts: countsFrom(known, queued.value, running.value, queuedTotals) };
     }
     // Re-read lists are merged into the live maps (only what differs changes), then the events
     // that arrived meanwhile are replayed on top; their activity lines were noted when first

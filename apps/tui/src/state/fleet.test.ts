@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cooldown, park } from '../../test/fake-master.js';
+import { cooldown, master, park } from '../../test/fake-master.js';
 import { taskMap } from '../../test/task-map.js';
 import type { Task } from '../api/types.js';
 import {
@@ -118,12 +118,25 @@ describe('counts and the fleet guard', () => {
   it('counts queued and running per kind, using per-kind totals for long queues', () => {
     const queued = { tasks: [task(1, { state: 'queued' }), task(2, { state: 'queued', kind: 'compact' })], total: 2 };
     const running = { tasks: [task(3, { state: 'running' })], total: 1 };
-    expect(countsFrom(queued, running)).toEqual({
+    const kinds = ['merge_wal', 'compact', 'index_id'];
+    expect(countsFrom(kinds, queued, running)).toEqual({
       merge_wal: { queued: 1, running: 1 },
       compact: { queued: 1, running: 0 },
       index_id: { queued: 0, running: 0 },
     });
-    expect(countsFrom(queued, running, { merge_wal: 500 }).merge_wal.queued).toBe(500);
+    expect(countsFrom(kinds, queued, running, { merge_wal: 500 }).merge_wal?.queued).toBe(500);
+  });
+
+  it('counts a kind no master named as soon as a page or a total shows it', () => {
+    const queued = { tasks: [task(1, { state: 'queued', kind: 'repair' })], total: 1 };
+    const running = { tasks: [task(2, { state: 'running', kind: 'repair' })], total: 1 };
+    expect(countsFrom(['merge_wal'], queued, running, { rebuild: 7 })).toEqual({
+      merge_wal: { queued: 0, running: 0 },
+      repair: { queued: 1, running: 1 },
+      rebuild: { queued: 7, running: 0 },
+    });
+    // A kind may be named like a property of every object: it still reads as its own count.
+    expect(countsFrom([], { tasks: [], total: 0 }, { tasks: [], total: 0 }).constructor).toBeUndefined();
   });
 
   it('reads the guard-overflow counter per kind from Prometheus text', () => {
@@ -131,26 +144,32 @@ describe('counts and the fleet guard', () => {
       '# HELP master_cooldown_guard_overflow_total Windows not opened',
       'master_cooldown_guard_overflow_total{kind="merge_wal"} 3',
       'master_cooldown_guard_overflow_total{kind="compact"} 0',
+      'master_cooldown_guard_overflow_total{kind="repair"} 2',
+      'master_cooldown_guard_overflow_total{kind="Bad-Kind"} 9',
       'master_task_cooldowns_total{kind="merge_wal"} 7',
     ].join('\n');
-    expect(parseGuardOverflow(text)).toEqual({ merge_wal: 3, compact: 0 });
+    expect(parseGuardOverflow(text)).toEqual({ merge_wal: 3, compact: 0, repair: 2 });
   });
 
   it('counts only open windows as cooling, against the number of stores', () => {
     const data = {
       ...EMPTY_FLEET,
+      masters: [master()],
       storesTotal: 8,
       cooldowns: cooldownMap([
         cooldown('a', { until_ms: 2000 }),
         cooldown('b', { until_ms: 500 }),
         cooldown('c', { until_ms: null }),
         cooldown('d', { kind: 'compact', until_ms: 5000 }),
+        cooldown('e', { kind: 'repair', until_ms: 5000 }),
       ]),
     };
+    // The masters' kinds, and a kind only a record shows.
     expect(coolingByKind(data, 1000)).toEqual({
       merge_wal: { cooling: 1, stores: 8, percent: 12.5 },
       compact: { cooling: 1, stores: 8, percent: 12.5 },
       index_id: { cooling: 0, stores: 8, percent: 0 },
+      repair: { cooling: 1, stores: 8, percent: 12.5 },
     });
   });
 
@@ -163,7 +182,7 @@ describe('counts and the fleet guard', () => {
         cooldown('b', { until_ms: 2000, parked: park('why') }),
       ]),
     };
-    expect(coolingByKind(data, 1000).merge_wal.cooling).toBe(1);
+    expect(coolingByKind(data, 1000).merge_wal?.cooling).toBe(1);
   });
 
   it('keys cooldowns by kind and target', () => {

@@ -1,15 +1,7 @@
-import { cooldownState, isParked } from '@maintd/core';
+import { KIND_PATTERN, cooldownState, isParked } from '@maintd/core';
 import type { MaintdEvent } from '../api/events.js';
-import {
-  type Cooldown,
-  type Master,
-  type Policy,
-  type Store,
-  type Task,
-  type TaskKind,
-  TASK_KINDS,
-  type Worker,
-} from '../api/types.js';
+import type { Cooldown, Master, Policy, Store, Task, TaskKind, Worker } from '../api/types.js';
+import { byKind, fleetKinds } from './kinds.js';
 import { LiveMap } from './live-map.js';
 
 /** Queued and running task counts of one kind. */
@@ -47,10 +39,10 @@ export interface FleetData {
   readonly cooldowns: ReadonlyMap<string, Cooldown> | undefined;
   /** Recent and active tasks by id (newest pages plus live changes), bounded. */
   readonly tasks: ReadonlyMap<string, Task> | undefined;
-  /** Queue depth and running count per kind. */
+  /** Queue depth and running count per kind (see `fleetKinds` for which kinds). */
   readonly counts: Readonly<Record<TaskKind, KindCounts>> | undefined;
   /** `master_cooldown_guard_overflow_total` per kind, from the master's /metrics. */
-  readonly guardOverflow: Readonly<Partial<Record<TaskKind, number>>> | undefined;
+  readonly guardOverflow: Readonly<Record<TaskKind, number>> | undefined;
   /** The cooldown policy of the master (threshold, windows, guard); undefined until read. */
   readonly policy: Policy | undefined;
   /** Parks and releases seen on the stream, newest last, at most {@link MAX_ACTIVITY}. */
@@ -243,14 +235,21 @@ export function pruneTasks<M extends Map<string, Task>>(tasks: M): M {
   return tasks;
 }
 
-/** Queued/running counts per kind from per-state pages (exact while a page holds all of them). */
+/**
+ * Queued/running counts per kind from per-state pages (exact while a page holds all of them):
+ * for each of `kinds`, and for any other kind a page or a total shows.
+ */
 export function countsFrom(
+  kinds: readonly TaskKind[],
   queued: { readonly tasks: readonly Task[]; readonly total: number },
   running: { readonly tasks: readonly Task[]; readonly total: number },
-  queuedTotals?: Partial<Record<TaskKind, number>>,
+  queuedTotals?: Readonly<Record<TaskKind, number>>,
 ): Record<TaskKind, KindCounts> {
-  const out = {} as Record<TaskKind, KindCounts>;
-  for (const kind of TASK_KINDS) {
+  const all = new Set(kinds);
+  for (const t of [...queued.tasks, ...running.tasks]) all.add(t.kind);
+  for (const k of Object.keys(queuedTotals ?? {})) all.add(k);
+  const out = byKind<KindCounts>();
+  for (const kind of all) {
     out[kind] = {
       queued: queuedTotals?.[kind] ?? queued.tasks.filter((t) => t.kind === kind).length,
       running: running.tasks.filter((t) => t.kind === kind).length,
@@ -259,14 +258,12 @@ export function countsFrom(
   return out;
 }
 
-/** `master_cooldown_guard_overflow_total` per kind from Prometheus text. */
-export function parseGuardOverflow(metrics: string): Partial<Record<TaskKind, number>> {
-  const out: Partial<Record<TaskKind, number>> = {};
+/** `master_cooldown_guard_overflow_total` per kind from Prometheus text (any well-formed kind). */
+export function parseGuardOverflow(metrics: string): Record<TaskKind, number> {
+  const out = byKind<number>();
   for (const line of metrics.split('\n')) {
     const m = /^master_cooldown_guard_overflow_total\{[^}]*kind="([^"]+)"[^}]*\}\s+([0-9.eE+-]+)/.exec(line);
-    if (!m) continue;
-    const kind = m[1] as TaskKind;
-    if (TASK_KINDS.includes(kind)) out[kind] = Number(m[2]);
+    if (m && KIND_PATTERN.test(m[1]!)) out[m[1]!] = Number(m[2]);
   }
   return out;
 }
@@ -281,14 +278,12 @@ export function coolingByKind(
   data: FleetData,
   nowMs: number,
 ): Record<TaskKind, { cooling: number; stores: number; percent: number }> {
-  const cooling = Object.fromEntries(TASK_KINDS.map((k) => [k, 0])) as Record<TaskKind, number>;
+  const cooling = new Map<TaskKind, number>(fleetKinds(data).map((k) => [k, 0]));
   // Parked targets are not the scheduler giving up: the master's guard leaves them out too.
   for (const c of data.cooldowns?.values() ?? [])
-    if (cooldownState(c, c.parked, nowMs) === 'cooling') cooling[c.kind]++;
+    if (cooldownState(c, c.parked, nowMs) === 'cooling') cooling.set(c.kind, (cooling.get(c.kind) ?? 0) + 1);
   const stores = data.storesTotal;
-  const out = {} as Record<TaskKind, { cooling: number; stores: number; percent: number }>;
-  for (const kind of TASK_KINDS) {
-    out[kind] = { cooling: cooling[kind], stores, percent: stores > 0 ? (cooling[kind] * 100) / stores : 0 };
-  }
+  const out = byKind<{ cooling: number; stores: number; percent: number }>();
+  for (const [kind, n] of cooling) out[kind] = { cooling: n, stores, percent: stores > 0 ? (n * 100) / stores : 0 };
   return out;
 }

@@ -1,9 +1,10 @@
 import { Box, Text } from 'ink';
 import type { ReactNode } from 'react';
-import { type Cooldown, type Master, type Task, type TaskKind, TASK_KINDS } from '../api/types.js';
+import type { Cooldown, Master, Task, TaskKind } from '../api/types.js';
 import { formatAgo, formatCount, formatDuration, fit, truncate } from '../format.js';
 import { isParked } from '@maintd/core';
 import { type Activity, type FleetData, type KindCounts, coolingByKind, isCooling } from '../state/fleet.js';
+import { byKind, fleetKinds } from '../state/kinds.js';
 import { toneColor, useTheme } from '../theme.js';
 import { causeOf, countText, stateTone, taskOutcome, taskTiming, timeLeft, workerHealth } from './specs.js';
 
@@ -24,6 +25,8 @@ export function gauge(value: number, max: number, width: number): string {
 export interface OverviewModel {
   readonly masters: readonly Master[] | undefined;
   readonly workers: { readonly ok: number; readonly failing: number; readonly unknown: number };
+  /** The kinds shown, a line each (`fleetKinds`: the masters' registrations, the policy, the records). */
+  readonly kinds: readonly TaskKind[];
   readonly counts: Readonly<Record<TaskKind, KindCounts>> | undefined;
   readonly tasksLoaded: boolean;
   readonly cooldownsLoaded: boolean;
@@ -31,7 +34,7 @@ export interface OverviewModel {
   /** Done and failed in the last {@link RECENT_WINDOW_MS}, per kind. */
   readonly recent: Readonly<Record<TaskKind, { readonly done: number; readonly failed: number }>>;
   readonly cooling: Readonly<Record<TaskKind, { cooling: number; stores: number; percent: number }>>;
-  readonly guardOverflow: Readonly<Partial<Record<TaskKind, number>>> | undefined;
+  readonly guardOverflow: Readonly<Record<TaskKind, number>> | undefined;
   /** The fleet guard the cooling share is shown against: the override, else the master's policy, else 25. */
   readonly guardPercent: number;
   readonly running: readonly Task[];
@@ -67,13 +70,12 @@ export function overviewModel(data: FleetData, now: number, guardOverride?: numb
     .filter((t) => t.state === 'done' || t.state === 'failed')
     .sort((a, b) => (b.finished_at ?? 0) - (a.finished_at ?? 0))
     .slice(0, OUTCOMES_KEPT);
-  const recent = Object.fromEntries(TASK_KINDS.map((k) => [k, { done: 0, failed: 0 }])) as Record<
-    TaskKind,
-    { done: number; failed: number }
-  >;
+  const kinds = fleetKinds(data);
+  const recent = byKind<{ done: number; failed: number }>();
+  for (const k of kinds) recent[k] = { done: 0, failed: 0 };
   for (const t of tasks) {
     if ((t.state === 'done' || t.state === 'failed') && (t.finished_at ?? 0) >= now - RECENT_WINDOW_MS) {
-      recent[t.kind][t.state === 'done' ? 'done' : 'failed']++;
+      (recent[t.kind] ??= { done: 0, failed: 0 })[t.state === 'done' ? 'done' : 'failed']++;
     }
   }
   const offenders: Cooldown[] = [];
@@ -94,6 +96,7 @@ export function overviewModel(data: FleetData, now: number, guardOverride?: numb
   return {
     masters: data.masters,
     workers,
+    kinds,
     counts: data.counts,
     tasksLoaded: data.tasks !== undefined,
     cooldownsLoaded: data.cooldowns !== undefined,
@@ -192,7 +195,7 @@ export function Overview({ model: m, activity, now, width, height }: OverviewPro
   // Fixed sections first; the others share what is left.
   const mastersShown = masters.slice(0, 3);
   const mastersLines = 1 + Math.max(1, mastersShown.length) + (masters.length > mastersShown.length ? 1 : 0);
-  const kindLines = 2 * (2 + TASK_KINDS.length); // blank, header and a line per kind, twice
+  const kindLines = 2 * (2 + m.kinds.length); // blank, header and a line per kind, twice
   const budget = overviewBudget(Math.max(0, height - mastersLines - kindLines), {
     offenders: Math.max(1, m.offenders.length),
     parked: Math.min(m.parked.length, 5) + (m.parked.length > 5 ? 1 : 0),
@@ -237,9 +240,9 @@ export function Overview({ model: m, activity, now, width, height }: OverviewPro
       <Text bold wrap="truncate">
         {`${fit('Queue', 11)}${fit('queued', 8, 'right')}${fit('running', 9, 'right')}${fit('done 5m', 9, 'right')}${fit('failed 5m', 11, 'right')}`}
       </Text>
-      {TASK_KINDS.map((kind) => {
+      {m.kinds.map((kind) => {
         const c = m.counts?.[kind];
-        const r = m.recent[kind];
+        const r = m.recent[kind] ?? { done: 0, failed: 0 };
         return (
           <Text key={kind} wrap="truncate">
             {`  ${fit(kind, 9)}`}
@@ -262,8 +265,8 @@ export function Overview({ model: m, activity, now, width, height }: OverviewPro
         {`${fit('Cooling', 11)}${fit('targets', 8, 'right')}  of stores   share vs guard ${guard}%`}
         <Text dimColor>{`${' '.repeat(8)}guard overflows`}</Text>
       </Text>
-      {TASK_KINDS.map((kind) => {
-        const c = m.cooling[kind];
+      {m.kinds.map((kind) => {
+        const c = m.cooling[kind] ?? { cooling: 0, stores: 0, percent: 0 };
         const over = c.percent > guard;
         const tone = over ? 'bad' : c.cooling > 0 ? 'warn' : 'ok';
         const overflow = m.guardOverflow?.[kind];

@@ -8,10 +8,10 @@ import {
   type TaskKind,
   type TaskState,
   type Worker,
-  TASK_KINDS,
 } from '../api/types.js';
 import { formatAgo, formatCount, formatCountdown, formatDuration, formatUntil } from '../format.js';
 import { type FleetData, cooldownKey, isCooling } from '../state/fleet.js';
+import { fleetKinds } from '../state/kinds.js';
 import { type JoinedSource, keyedRows } from '../state/sorted-index.js';
 import type { Tone } from '../theme.js';
 import type { Cell, Column } from './columns.js';
@@ -298,7 +298,7 @@ export const COOLDOWNS: ListSpec<Cooldown> = {
 /** The cooldown entries of one store, live. */
 export function storeCooldowns(name: string, data: FleetData): Cooldown[] {
   const out: Cooldown[] = [];
-  for (const kind of TASK_KINDS) {
+  for (const kind of fleetKinds(data)) {
     const c = data.cooldowns?.get(cooldownKey(kind, name));
     if (c) out.push(c);
   }
@@ -384,9 +384,9 @@ export const STORES: ListSpec<Store> = {
     run: (s) => [{ kind: 'merge_wal', target: s.name }],
     compact: (s) => [{ kind: 'compact', target: s.name }],
     reset: (s, d) => storeCooldowns(s.name, d).map((c) => ({ kind: c.kind, target: c.target })),
-    // A store is parked for every kind the master counts (all kinds without a policy): what an
-    // operator parks is the store, whatever would be run on it.
-    park: (s, d) => (d.policy?.kinds ?? TASK_KINDS).map((kind) => ({ kind, target: s.name })),
+    // A store is parked for every kind the master counts (every kind the fleet shows, without a
+    // policy): what an operator parks is the store, whatever would be run on it.
+    park: (s, d) => (d.policy?.kinds ?? fleetKinds(d)).map((kind) => ({ kind, target: s.name })),
     release: (s, d, now) => parkedItems(storeCooldowns(s.name, d), now),
   },
   empty: 'no stores: no worker has reported any (yet)',

@@ -11,8 +11,15 @@ import {
   nextCooldown,
   wouldCool,
 } from '../cooldown-policy.js';
-import { type ErrorClass, type TaskCooldown, type TaskKind, TaskCooldownSchema, encodeCooldown } from '../model.js';
-import { decode } from './codec.js';
+import {
+  type ErrorClass,
+  type TaskCooldown,
+  type TaskKind,
+  TaskCooldownSchema,
+  TaskKindSchema,
+  encodeCooldown,
+} from '../model.js';
+import { decode, parseInput } from './codec.js';
 import type { StoreContext } from './context.js';
 import type { ParkStore } from './park-store.js';
 import { scan } from './scan.js';
@@ -92,7 +99,13 @@ export class CooldownStore {
     error: string,
     errorClass: ErrorClass,
   ): Promise<RecordFailureResult> {
-    const key = this.#ctx.keys.cooldown(kind, target);
+    let key: string;
+    try {
+      // A kind is a key segment, and this is open to callers outside the scheduler.
+      key = this.#ctx.keys.cooldown(parseInput(TaskKindSchema, kind, 'kind'), target);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
     return new Promise((resolve, reject) => {
       const pending: PendingFailure = { report: { kind, target, taskId, error, errorClass }, resolve, reject };
       const waiting = this.#waiting.get(key);

@@ -156,8 +156,14 @@ export function compatContract(fx: StoreContractFixture): void {
       };
       await kv.put(s.keys.master(newer.id), JSON.stringify(newer));
       const listed = (await s.listMasters()).find((m) => m.id === newer.id);
-      expect(listed).toMatchObject({ host: 'host-9', pid: 4242, version: '0.2.0', pools: newer.pools });
-      expect(JSON.parse(JSON.stringify(listed))).not.toHaveProperty('kinds');
+      expect(listed).toMatchObject({
+        host: 'host-9',
+        pid: 4242,
+        version: '0.2.0',
+        pools: newer.pools,
+        kinds: newer.kinds,
+      });
+      expect(JSON.parse(JSON.stringify(listed))).not.toHaveProperty('cluster_version');
     });
   });
 }

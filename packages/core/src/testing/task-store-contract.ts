@@ -4,6 +4,7 @@ import { compatContract } from './store-contract-compat.js';
 import { storeContractFixture } from './store-contract-fixture.js';
 import { fleetContract } from './store-contract-fleet.js';
 import { gatesContract } from './store-contract-gates.js';
+import { kindsContract } from './store-contract-kinds.js';
 import { queueContract } from './store-contract-queue.js';
 import { recoveryContract } from './store-contract-recovery.js';
 
@@ -11,8 +12,8 @@ export type { StoreOverrides } from './store-contract-fixture.js';
 
 /**
  * The TaskStore contract, run against any Kv adapter: dedupe, claims, target locks,
- * dependencies, recovery, history, coordination, the failure cooldown, and records of a newer
- * release keeping their fields through this release's rewrites. Every test runs
+ * dependencies, recovery, history, coordination, the failure cooldown, records of a newer
+ * release keeping their fields through this release's rewrites, and kinds this release does not run. Every test runs
  * under its own random prefix; several store instances stand in for several masters.
  */
 export function taskStoreContract(name: string, makeHarness: () => Promise<KvHarness>): void {
@@ -23,5 +24,6 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
     fleetContract(fx);
     gatesContract(fx);
     compatContract(fx);
+    kindsContract(fx);
   });
 }

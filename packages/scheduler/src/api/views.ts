@@ -3,7 +3,7 @@
  * cooldown record and its park, or for a master's cooldown policy. Pure functions of the
  * records and the time.
  */
-import { type CooldownPolicy, type ParkRecord, type TaskCooldown, cooldownState } from '@maintd/core';
+import { type CooldownPolicy, type ParkRecord, type TaskCooldown, type TaskKind, cooldownState } from '@maintd/core';
 import type { CooldownView, ParkView } from './schemas/cooldown.js';
 import type { PolicyView } from './schemas/policy.js';
 
@@ -60,14 +60,17 @@ export function cooldownView(
   };
 }
 
-/** The API's view of a cooldown policy, run by master `masterId`. */
-export function policyView(policy: CooldownPolicy, masterId: string): PolicyView {
+/**
+ * The API's view of a cooldown policy, run by master `masterId`, which runs `runs`: a policy for
+ * `all` kinds lists those.
+ */
+export function policyView(policy: CooldownPolicy, masterId: string, runs: readonly TaskKind[]): PolicyView {
   return {
     threshold: policy.afterFailures,
     base_secs: policy.baseSecs,
     max_secs: policy.maxSecs,
     jitter: policy.jitter,
-    kinds: [...policy.kinds],
+    kinds: policy.kinds === 'all' ? [...runs] : [...policy.kinds],
     guard_percent: policy.maxPercent,
     count_infrastructure_failures: policy.countInfrastructure,
     master_id: masterId,

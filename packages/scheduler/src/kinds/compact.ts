@@ -4,6 +4,9 @@ import { z } from 'zod';
 import { type ExecutorDeps, type WorkerAttempt, checkTarget, ownersOutcome, runOnOwners } from '../executor.js';
 import type { KindSpec } from './spec.js';
 
+/** The worker route of this kind. */
+const ROUTE = 'compact';
+
 /** What a compact run came to. */
 interface CompactResult {
   readonly outcome: TaskOutcome;
@@ -38,7 +41,7 @@ async function runCompact(
 ): Promise<CompactResult> {
   const invalid = checkTarget(target);
   if (invalid) return { outcome: invalid, attempts: [], removed: 0, added: 0 };
-  const run = await runOnOwners('compact', target, CompactReplySchema, deps);
+  const run = await runOnOwners(ROUTE, target, CompactReplySchema, deps);
   const removed = sum(run.replies.map((r) => r.fragments_removed));
   const added = sum(run.replies.map((r) => r.fragments_added));
   const outcome = ownersOutcome(run, target, 'compaction', () => `removed ${removed} / added ${added} fragments`);
@@ -48,6 +51,7 @@ async function runCompact(
 /** `compact`: rewrite a store's base table into fewer fragments, on the workers that own it. */
 export const compact = {
   pool: 'general',
+  route: ROUTE,
   sweep: {
     job: 'compaction-sweep',
     intervalSetting: 'COMPACTION_INTERVAL_SECS',

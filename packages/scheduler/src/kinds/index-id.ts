@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { type ExecutorDeps, type WorkerAttempt, checkTarget, ownersOutcome, runOnOwners } from '../executor.js';
 import type { KindRun, KindSpec } from './spec.js';
 
+/** The worker route of this kind. */
+const ROUTE = 'index-id';
+
 /** What an index_id run came to. */
 interface IndexIdResult {
   readonly outcome: TaskOutcome;
@@ -23,7 +26,7 @@ async function runIndexId(
 ): Promise<IndexIdResult> {
   const invalid = checkTarget(target);
   if (invalid) return { outcome: invalid, attempts: [] };
-  const run = await runOnOwners('index-id', target, IndexIdReplySchema, deps);
+  const run = await runOnOwners(ROUTE, target, IndexIdReplySchema, deps);
   const types = [...new Set(run.replies.map((r) => r.index_type))].join('+');
   const outcome = ownersOutcome(run, target, 'index build', () => `built ${types} index on id`);
   return { outcome, attempts: run.attempts };
@@ -35,6 +38,7 @@ async function runIndexId(
  */
 export const indexId = {
   pool: 'general',
+  route: ROUTE,
   follows: { after: 'compact', when: (facts) => (facts.fragments_added ?? 0) > 0 },
   settings: {},
   run: async (target, ctx): Promise<KindRun> => {

@@ -13,6 +13,9 @@ import {
 import { isStoreError } from '../workers/client.js';
 import type { KindRun, KindSpec } from './spec.js';
 
+/** The worker route of this kind. */
+const ROUTE = 'merge-wal';
+
 /** One worker call of a merge, with the generations that worker folded (0 unless `ok`). */
 interface MergeWalAttempt extends WorkerAttempt {
   readonly reclaimed: number;
@@ -59,7 +62,7 @@ async function runMergeWal(target: string, deps: ExecutorDeps): Promise<MergeWal
       errors.push(`aborted before calling ${left} of ${deps.endpoints.length} workers`);
       break;
     }
-    const { result: r, attempt } = await callStoreRoute(endpoint, 'merge-wal', target, MergeReplySchema, deps);
+    const { result: r, attempt } = await callStoreRoute(endpoint, ROUTE, target, MergeReplySchema, deps);
     const reclaimed = r.kind === 'ok' ? r.value.reclaimed : 0;
     attempts.push({ ...attempt, reclaimed });
     if (r.kind === 'ok' || r.kind === 'not_found') {
@@ -91,6 +94,7 @@ async function runMergeWal(target: string, deps: ExecutorDeps): Promise<MergeWal
 /** `merge_wal`: fold a store's pending WAL generations into its base table, on every worker. */
 export const mergeWal = {
   pool: 'merge',
+  route: ROUTE,
   sweep: {
     job: 'merge-wal-sweep',
     intervalSetting: 'MERGE_WAL_INTERVAL_SECS',

@@ -49,6 +49,11 @@ export interface FollowUp {
 export interface KindSpec {
   /** The pool whose slots run it. */
   readonly pool: PoolName;
+  /**
+   * The worker route that runs it, `POST /api/v1/internal/<route>/<store>` (docs/ARCHITECTURE.md
+   * §3.3): what a simulated worker serves for it.
+   */
+  readonly route: string;
   /** Its automatic sweep; absent for kinds enqueued only by hand or as a follow-up. */
   readonly sweep?: SweepSpec;
   /** Its enqueue as a follow-up of another kind (source `sweep`, deduped, cooldown-gated). */

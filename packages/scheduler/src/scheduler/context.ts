@@ -1,6 +1,7 @@
 import type { Clock, Kv, TaskStore } from '@maintd/core';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { KINDS, type KindRegistry } from '../kinds/index.js';
 import type { Metrics } from '../metrics.js';
 import type { StoreOutageLog } from '../store-outage.js';
 
@@ -14,6 +15,13 @@ export interface SchedulerDeps {
   readonly metrics: Metrics;
   /** Worker transport; default the platform's `fetch` (simulations pass an in-process one). */
   readonly fetch?: typeof fetch;
+  /** The kinds this master runs; default the shipped registry (tests add kinds of their own). */
+  readonly kinds?: KindRegistry;
+}
+
+/** The registry a scheduler with these deps runs. */
+export function registryOf(deps: SchedulerDeps): KindRegistry {
+  return deps.kinds ?? KINDS;
 }
 
 /** Work in progress in this process, which `Scheduler.idle` reports on. */

@@ -1,11 +1,11 @@
 import { type TaskKind, isParked } from '@maintd/core';
-import { KIND_NAMES, kindSpec } from '../kinds/index.js';
-import type { SchedulerDeps } from './context.js';
+import { type KindRegistry, kindNames, kindSpec } from '../kinds/index.js';
+import { type SchedulerDeps, registryOf } from './context.js';
 
 /** The kinds whose spec follows a success of `kind` that reported `facts`. */
-function followUpKinds(kind: TaskKind, facts: Readonly<Record<string, number>>): TaskKind[] {
-  return KIND_NAMES.filter((next) => {
-    const follows = kindSpec(next).follows;
+function followUpKinds(registry: KindRegistry, kind: TaskKind, facts: Readonly<Record<string, number>>): TaskKind[] {
+  return kindNames(registry).filter((next) => {
+    const follows = kindSpec(next, registry).follows;
     return follows !== undefined && follows.after === kind && follows.when(facts);
   });
 }
@@ -22,7 +22,7 @@ export async function enqueueFollowUps(
   facts: Readonly<Record<string, number>>,
 ): Promise<void> {
   const { store, metrics, logger, clock } = deps;
-  for (const next of followUpKinds(kind, facts)) {
+  for (const next of followUpKinds(registryOf(deps), kind, facts)) {
     try {
       const [park, cooling] = await Promise.all([store.getPark(next, target), store.isCoolingDown(next, target)]);
       if (isParked(park, clock.now())) {

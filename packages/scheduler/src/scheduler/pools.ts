@@ -1,6 +1,6 @@
 import type { Claim, TaskKind } from '@maintd/core';
 import type { Config } from '../config.js';
-import { KIND_NAMES, kindSpec } from '../kinds/index.js';
+import { KINDS, type KindRegistry, kindNames, kindSpec } from '../kinds/index.js';
 import type { PoolName } from '../kinds/spec.js';
 import type { LoopContext } from './context.js';
 
@@ -24,15 +24,16 @@ export interface PoolPlan {
  * The pools of a master (docs/ARCHITECTURE.md §3.2): a general pool and a merge pool, or with
  * MERGE_WAL_CONCURRENCY 0 one general pool that claims every kind.
  */
-export function planPools(pools: Config['pools']): PoolPlan[] {
+export function planPools(pools: Config['pools'], registry: KindRegistry = KINDS): PoolPlan[] {
   const { taskConcurrency, mergeWalConcurrency } = pools;
-  const of = (name: PoolName): TaskKind[] => KIND_NAMES.filter((k) => kindSpec(k).pool === name);
+  const all = kindNames(registry);
+  const of = (name: PoolName): TaskKind[] => all.filter((k) => kindSpec(k, registry).pool === name);
   return mergeWalConcurrency > 0
     ? [
         { name: 'general', kinds: of('general'), size: taskConcurrency },
         { name: 'merge', kinds: of('merge'), size: mergeWalConcurrency },
       ]
-    : [{ name: 'general', kinds: KIND_NAMES, size: taskConcurrency }];
+    : [{ name: 'general', kinds: all, size: taskConcurrency }];
 }
 
 /**

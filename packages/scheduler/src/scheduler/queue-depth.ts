@@ -1,5 +1,5 @@
-import { KIND_NAMES } from '../kinds/index.js';
-import type { LoopContext } from './context.js';
+import { kindNames } from '../kinds/index.js';
+import { type LoopContext, registryOf } from './context.js';
 
 const QUEUE_DEPTH_EVERY_MS = 5000;
 
@@ -8,7 +8,8 @@ export async function queueDepthLoop(ctx: LoopContext): Promise<void> {
   const { store, metrics } = ctx.deps;
   do {
     try {
-      for (const kind of KIND_NAMES) metrics.queueDepth.set({ kind }, await store.queueDepth(kind));
+      for (const kind of kindNames(registryOf(ctx.deps)))
+        metrics.queueDepth.set({ kind }, await store.queueDepth(kind));
     } catch {
       // The gauge keeps its last value while the store is away; readiness reports the outage.
     }

@@ -1,7 +1,7 @@
 import type { StoreStats, TaskKind, TaskStore } from '@maintd/core';
 import type { Logger } from 'pino';
 import { kindSpec } from '../kinds/index.js';
-import type { SchedulerDeps } from './context.js';
+import { type SchedulerDeps, registryOf } from './context.js';
 
 /** Result of one sweep. */
 export interface SweepSummary {
@@ -25,7 +25,7 @@ export async function sweepOnce(deps: SchedulerDeps, kind: TaskKind): Promise<Sw
     store.coolingTargets(kind),
     store.activeTargets(kind),
   ]);
-  const sweep = kindSpec(kind).sweep;
+  const sweep = kindSpec(kind, registryOf(deps)).sweep;
   const threshold = config.sweeps.kinds[kind]?.threshold;
   if (!sweep || threshold === undefined) throw new Error(`${kind} has no sweep`);
   const candidates = sweepCandidates(rows, sweep.backlog, threshold);

@@ -2,7 +2,7 @@ import { type Claim, ClaimLostError, type FinishResult, StoreUnavailableError, t
 import type { WorkerAttempt } from '../executor.js';
 import { kindSpec } from '../kinds/index.js';
 import type { KindRun } from '../kinds/spec.js';
-import type { SchedulerDeps } from './context.js';
+import { type SchedulerDeps, registryOf } from './context.js';
 import { reportCooldownEffects } from './cooldown-effects.js';
 import { enqueueFollowUps } from './follow-ups.js';
 
@@ -18,7 +18,7 @@ export async function runTask(deps: SchedulerDeps, abandon: AbortSignal, claim: 
   const started = clock.now();
   let run: KindRun;
   try {
-    run = await kindSpec(task.kind).run(task.target, {
+    run = await kindSpec(task.kind, registryOf(deps)).run(task.target, {
       endpoints: config.workers.endpoints,
       timeoutMs: config.workers.timeoutSecs * 1000,
       token: config.workers.token,

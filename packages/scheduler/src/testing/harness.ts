@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Clock, type Kv, type Random, TaskStore, seededRandom } from '@maintd/core';
 import { type Logger, pino } from 'pino';
 import type { Config } from '../config.js';
+import type { KindRegistry } from '../kinds/index.js';
 import { type Metrics, createMetrics } from '../metrics.js';
 import { Scheduler } from '../scheduler.js';
 import { loadConfig } from '../settings.js';
@@ -35,7 +36,9 @@ export function testConfig(overrides: DeepPartial<Config> = {}): Config {
     intervals: { statsScanSecs: 0 },
     sweeps: {
       ...d.sweeps,
-      kinds: Object.fromEntries(Object.entries(d.sweeps.kinds).map(([k, v]) => [k, { ...v, intervalSecs: 0 }])),
+      kinds: Object.fromEntries(
+        Object.entries(d.sweeps.kinds).flatMap(([k, v]) => (v ? [[k, { ...v, intervalSecs: 0 }]] : [])),
+      ),
     },
     shutdownGraceSecs: 5,
     logLevel: 'debug',
@@ -70,6 +73,8 @@ export interface TestStoreOptions {
   readonly random?: Random;
   /** Node's process metrics on the registry too, as the daemon has them (default false). */
   readonly processMetrics?: boolean;
+  /** The kinds the master runs (default the shipped registry): a test adds a kind of its own here. */
+  readonly kinds?: KindRegistry;
 }
 
 /**
@@ -95,6 +100,7 @@ export async function openTestStore(
       clock,
       random: options.random ?? seededRandom(1),
       info: { host: 'test', pid: process.pid, version: '0.0.0', started_at: clock.now(), pools: { general: 4 } },
+      ...(options.kinds ? { kinds: options.kinds } : {}),
     }),
   );
   return { config, kv, store, metrics, logs, logger };
@@ -124,6 +130,7 @@ export async function openScheduler(
     logger,
     metrics,
     ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.kinds ? { kinds: options.kinds } : {}),
   });
   return {
     ...opened,
