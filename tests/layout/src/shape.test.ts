@@ -134,7 +134,9 @@ describe('the shape of the code (docs/ARCHITECTURE.md §1)', () => {
     const cites = files.flatMap((f) =>
       readFileSync(join(ROOT, f), 'utf8')
         .split('\n')
-        .flatMap((line, i) => (OUTSIDE.test(line) && !f.endsWith('shape.test.ts') ? [`${relative('.', f)}:${i + 1}`] : [])),
+        .flatMap((line, i) =>
+          OUTSIDE.test(line) && !f.endsWith('shape.test.ts') ? [`${relative('.', f)}:${i + 1}`] : [],
+        ),
     );
     expect(cites).toEqual([]);
   });
