@@ -36,6 +36,7 @@ export type {
   WatchOptions,
 } from './kv/port.js';
 export {
+  COOLDOWN_STATES,
   type CooldownState,
   type ErrorClass,
   ErrorClassSchema,

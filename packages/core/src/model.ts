@@ -266,8 +266,14 @@ interface Carrier {
  */
 export function keepUnknownFields<T extends object>(schema: z.ZodObject, raw: unknown, record: T): T {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return record;
-  const unknown = Object.entries(raw).filter(([name]) => !Object.hasOwn(schema.shape, name));
-  if (unknown.length > 0) (record as Carrier)[UNKNOWN_FIELDS] = Object.freeze(unknown);
+  // Every record is decoded through here and almost none has such fields: no array unless one does.
+  let unknown: [string, unknown][] | undefined;
+  for (const name in raw) {
+    if (Object.hasOwn(raw, name) && !Object.hasOwn(schema.shape, name)) {
+      (unknown ??= []).push([name, (raw as Record<string, unknown>)[name]]);
+    }
+  }
+  if (unknown) (record as Carrier)[UNKNOWN_FIELDS] = Object.freeze(unknown);
   return record;
 }
 
@@ -372,7 +378,10 @@ export function isParked(park: { readonly until_ms: number | null } | undefined,
  * over the rest), `cooling` (a cooldown window is open), `below` (failures counted, none opened a
  * window) or `lapsed` (the window ended; the count stays until a success or the record's lease ends).
  */
-export type CooldownState = 'parked' | 'cooling' | 'below' | 'lapsed';
+export type CooldownState = (typeof COOLDOWN_STATES)[number];
+
+/** Every {@link CooldownState}, in the order the API documents them. */
+export const COOLDOWN_STATES = ['cooling', 'below', 'lapsed', 'parked'] as const;
 
 /**
  * The {@link CooldownState} of a (kind, store) with this cooldown record and park at `nowMs`;

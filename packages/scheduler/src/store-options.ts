@@ -1,6 +1,6 @@
 import type { Clock, Kv, MasterInfo, Random, SessionEvent, TaskStoreOptions } from '@maintd/core';
 import type { Config } from './config.js';
-import { KINDS, type KindRegistry, kindNames } from './kinds/index.js';
+import { type KindRegistry, kindNames } from './kinds/index.js';
 
 /**
  * TaskStore options from the master's config: one mapping for `main.ts` and the tests alike. The
@@ -31,7 +31,7 @@ export function storeOptions(
     historyLimit: config.tasks.historyLimit,
     historyTtlSecs: config.tasks.historyTtlSecs,
     cooldown: config.cooldown,
-    info: { ...deps.info, kinds: [...kindNames(deps.kinds ?? KINDS)] },
+    info: { ...deps.info, kinds: [...kindNames(deps.kinds)] },
     ...(deps.onSessionEvent ? { onSessionEvent: deps.onSessionEvent } : {}),
   };
 }

@@ -99,14 +99,10 @@ export class CooldownStore {
     error: string,
     errorClass: ErrorClass,
   ): Promise<RecordFailureResult> {
-    let key: string;
-    try {
-      // A kind is a key segment, and this is open to callers outside the scheduler.
-      key = this.#ctx.keys.cooldown(parseInput(TaskKindSchema, kind, 'kind'), target);
-    } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-    }
     return new Promise((resolve, reject) => {
+      // A kind is a key segment, and this is open to callers outside the scheduler (a throw here
+      // rejects the promise with the ValidationError).
+      const key = this.#ctx.keys.cooldown(parseInput(TaskKindSchema, kind, 'kind'), target);
       const pending: PendingFailure = { report: { kind, target, taskId, error, errorClass }, resolve, reject };
       const waiting = this.#waiting.get(key);
       if (waiting) waiting.push(pending);

@@ -3,7 +3,7 @@
  * merged with its park, its state, and the orders and filters of the paged cooldown list.
  */
 import { z } from '@hono/zod-openapi';
-import { ParkRecordSchema, TaskCooldownSchema } from '@maintd/core';
+import { COOLDOWN_STATES, ParkRecordSchema, TaskCooldownSchema } from '@maintd/core';
 
 const {
   kind,
@@ -23,12 +23,11 @@ const {
  * until a success or the record's lease ends).
  */
 export const CooldownStateSchema = z
-  .enum(['cooling', 'below', 'lapsed', 'parked'])
+  .enum(COOLDOWN_STATES)
   .describe(
     'Where this kind on this store stands: `parked` (an operator park is in force: the sweeps skip it until released), `cooling` (a cooldown window is open: the sweeps skip it until `until`), `below` (failures counted, below the threshold: no window) or `lapsed` (the window ended; the count stays, so the next failure opens a doubled window)',
   );
-/** Where a (kind, store) stands: `cooling`, `below`, `lapsed` or `parked`. */
-export type CooldownState = z.infer<typeof CooldownStateSchema>;
+export type { CooldownState } from '@maintd/core';
 
 const park = ParkRecordSchema.shape;
 /** A park as the API serves it inside a cooldown entry: the stored record with ISO 8601 times beside the ms ones. */
