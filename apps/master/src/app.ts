@@ -2,7 +2,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { KIND_NAMES } from '@maintd/scheduler';
 import type { AppDeps } from './app-deps.js';
 import { limitMutationBodies } from './http/body-limit.js';
-import { type AppEnv, isMutation } from './http/context.js';
+import type { AppEnv } from './http/context.js';
 import { errorHandler, invalidRequest, notFound } from './http/errors.js';
 import { httpMetrics } from './http/http-metrics.js';
 import { mutationGuard } from './http/mutation-guard.js';
@@ -35,16 +35,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const runs = deps.kinds ?? KIND_NAMES;
   // The cheapest read there is (a count-only get inside the prefix): proof that etcd answers now.
   const probe = new StoreProbe(() => kv.revision(`${store.keys.prefix}/`), clock);
-  const taskLists = new TaskLists(store, events, probe, clock);
+  const taskLists = new TaskLists(store, events, probe);
 
   const app = new OpenAPIHono<AppEnv>({ defaultHook: invalidRequest });
   app.use('*', httpMetrics(metrics));
-  // This master's own mutations must be visible to its next task list read even before its
-  // watch reports them (the cooldown routes update the cooldown index themselves).
-  app.use('/api/v1/*', async (c, next) => {
-    await next();
-    if (isMutation(c.req.method)) taskLists.clear();
-  });
   app.use('/api/v1/*', limitMutationBodies);
   app.use('/api/v1/*', mutationGuard(deps.apiToken));
 

@@ -283,6 +283,8 @@ export class CooldownIndex {
     let body = this.#lists.get(key);
     if (!body) {
       body = encodeJson(this.list(kind, all, nowMs));
+      // Keyed by any well-formed kind a reader names: bounded as the pages are.
+      if (this.#lists.size >= PAGE_CACHE_ENTRIES) this.#lists.clear();
       this.#lists.set(key, body);
     }
     return body;
@@ -413,6 +415,7 @@ export class CooldownIndex {
       out = this.#sortedBy(sort).filter(
         (e) => (!kind || e.kind === kind) && matches(cooldownState(e.cooldown, e.park, nowMs), state),
       );
+      if (this.#filtered.size >= PAGE_CACHE_ENTRIES) this.#filtered.clear();
       this.#filtered.set(key, out);
     }
     return out;

@@ -21,6 +21,10 @@ import type { MaintdEvent } from '@maintd/scheduler/api';
 import type { Logger } from 'pino';
 import { CooldownIndex } from './cooldown-index.js';
 import { TaskWatch } from './task-watch.js';
+import { withTimeout } from './with-timeout.js';
+
+/** Longest a reader waits for the task watch it opened (a task list read, a new event stream). */
+const TASK_WATCH_WAIT_MS = 2000;
 
 /** Keys per round trip of the index's initial read: small pages keep the transient buffers small. */
 const LOAD_PAGE = 1000;
@@ -97,9 +101,12 @@ export class EventHub {
     this.#tasks.want();
   }
 
-  /** Resolves once the task watch is established (at once if it is). */
+  /**
+   * Resolves once the task watch is established (at once if it is), or after
+   * {@link TASK_WATCH_WAIT_MS} while it cannot be (etcd away): never rejects.
+   */
   tasksWatched(): Promise<void> {
-    return this.#tasks.established();
+    return withTimeout(this.#clock, this.#tasks.established(), TASK_WATCH_WAIT_MS).catch(() => undefined);
   }
 
   /** True while the task watch is established too: only then may a cached task list be kept. */

@@ -1,11 +1,8 @@
-import type { Clock, ListTasksQuery, TaskRecord, TaskStore } from '@maintd/core';
+import type { ListTasksQuery, TaskRecord, TaskStore } from '@maintd/core';
 import type { EventHub } from './events.js';
 import { type JsonBytes, encodeJson } from './http/json-bytes.js';
 import type { StoreProbe } from './store-probe.js';
-import { withTimeout } from './with-timeout.js';
 
-/** Longest a task list read waits for the task watch it opened. */
-const TASK_WATCH_WAIT_MS = 2000;
 /** Most distinct queries kept at once (the oldest goes first). */
 const MAX_KEPT = 64;
 
@@ -40,14 +37,12 @@ export class TaskLists {
   readonly #store: TaskStore;
   readonly #hub: EventHub | undefined;
   readonly #probe: StoreProbe;
-  readonly #clock: Clock;
   readonly #kept = new Map<string, Kept>();
 
-  constructor(store: TaskStore, hub: EventHub | undefined, probe: StoreProbe, clock: Clock) {
+  constructor(store: TaskStore, hub: EventHub | undefined, probe: StoreProbe) {
     this.#store = store;
     this.#hub = hub;
     this.#probe = probe;
-    this.#clock = clock;
     hub?.onTasksChanged(() => this.clear());
   }
 
@@ -64,7 +59,7 @@ export class TaskLists {
     hub.wantTasks();
     // The first read after a quiet spell waits (briefly) for the task watch it opened: until it
     // is up nothing can be kept, and a burst of readers would each read the list anew.
-    if (!live) await withTimeout(this.#clock, hub.tasksWatched(), TASK_WATCH_WAIT_MS).catch(() => undefined);
+    if (!live) await hub.tasksWatched();
     if (!hub.tasksLive) return this.#fetch(query);
     const key = JSON.stringify(query);
     const generation = hub.taskGeneration;

@@ -36,7 +36,8 @@ function signal(): { readonly promise: Promise<void>; readonly resolve: () => vo
  * stream), or it was wanted (a task list read, the hub's start) within the last minute. Every
  * task changes three times, so a watch open on every master decodes every task of the fleet
  * three times over, for lists and streams that most masters never serve (docs/SCALING.md).
- * Resumes from the last revision it saw after a failure; closed as unused, it reopens from now.
+ * A failed open is retried from the last revision it saw; a watch that broke, was compacted or
+ * was closed as unused reopens from now.
  */
 export class TaskWatch {
   readonly #o: TaskWatchOptions;

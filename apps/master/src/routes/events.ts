@@ -5,13 +5,10 @@ import { streamSSE } from 'hono/streaming';
 import type { EventHub } from '../events.js';
 import type { AppEnv } from '../http/context.js';
 import { createRouter } from '../http/router.js';
-import { withTimeout } from '../with-timeout.js';
 
 /** Events buffered for one slow `/events` client before it is cut off (it reconnects and re-reads). */
 const SSE_BUFFER_LIMIT = 1000;
 const SSE_HEARTBEAT_MS = 15_000;
-/** Longest an event stream's hello waits for the task watch it opened. */
-const TASK_WATCH_WAIT_MS = 2000;
 
 /** `/api/v1/events`: the event hub's changes as server-sent events, one stream per client. */
 export function eventRoutes(deps: {
@@ -42,7 +39,7 @@ export function eventRoutes(deps: {
       try {
         // The task watch opens for the first stream: hello waits for it (a moment, or as long
         // as etcd is away, within a bound), so no task change after hello goes unstreamed.
-        await withTimeout(clock, hub.tasksWatched(), TASK_WATCH_WAIT_MS).catch(() => undefined);
+        await hub.tasksWatched();
         await stream.writeSSE({ event: 'hello', data: JSON.stringify({ master_id: masterId }) });
         while (!closed.signal.aborted && !overflow) {
           const e = queue.shift();

@@ -28,10 +28,14 @@ export function taskRoutes(deps: {
           field: 'kind',
         });
       }
-      const res = await store.enqueue(body.kind, body.target, {
-        source: 'manual',
-        ...(body.depends_on ? { dependsOn: body.depends_on } : {}),
-      });
+      // This master's own enqueue must be visible to its next task list read even before its
+      // watch reports it; cleared whatever the outcome, since a failed call may have committed.
+      const res = await store
+        .enqueue(body.kind, body.target, {
+          source: 'manual',
+          ...(body.depends_on ? { dependsOn: body.depends_on } : {}),
+        })
+        .finally(() => lists.clear());
       if (res.created) metrics.enqueued.inc({ kind: body.kind, source: 'manual' });
       return res.created ? c.json(res.task, 202) : c.json(res.task, 200);
     })
