@@ -13,8 +13,9 @@
  */
 import { type Keys, keysFor } from '@maintd/core';
 import { type KindTable, MAX_KINDS, createKindTable, internKind } from './kind-table.js';
-import { type QueueHeap, createQueueHeap, heapPush } from './queue-heap.js';
+import { type IsLive, type QueueHeap, createQueueHeap, heapPush } from './queue-heap.js';
 import {
+  type CooldownFields,
   TASK_STATES,
   readCooldown,
   readMasterKinds,
@@ -35,13 +36,6 @@ const SLOTS = MAX_KINDS * STATES;
 const QUEUED = TASK_STATES.indexOf('queued');
 // An enqueue time (ms, ~2^41 today) times SLOTS must stay an exact double: fine up to ~4000 slots.
 if (SLOTS > 4096) throw new Error('too many kinds × states to pack a task into one number');
-
-/** One cooldown record, as far as the metrics need it. */
-interface CooldownEntry {
-  readonly failures: number;
-  readonly untilMs: number | null;
-  readonly firstFailureMs: number;
-}
 
 /** The key prefixes of the five sections an aggregate reads, built once. */
 interface Sections {
@@ -68,16 +62,22 @@ export interface ClusterAggregate {
   readonly taskCounts: number[];
   /** Per kind (index in {@link ClusterAggregate.kinds}): its queued tasks by enqueue time. */
   readonly queues: QueueHeap[];
+  /**
+   * Per kind: whether a heap entry is still a queued task ({@link isQueued}), made once per kind
+   * so that neither a queued task's push nor a scrape allocates a check.
+   */
+  readonly queuedChecks: IsLive[];
   /** Per kind: cooldown key → entry. */
-  readonly cooldowns: Map<string, CooldownEntry>[];
+  readonly cooldowns: Map<string, CooldownFields>[];
   /** Per kind: consecutive-failure count → records with that count (for an exact max under deletes). */
   readonly failureCounts: Map<number, number>[];
   /**
    * Per kind: an operator's park → its `until_ms` (null: until released), keyed by the cooldown
    * key of the same kind and target, so a scrape tells a parked cooling target without building
-   * a key. Lapsed parks stay until released, as their records do.
+   * a key. Kept in the shape core's `isParked` reads, so a scrape builds no object per park.
+   * Lapsed parks stay until released, as their records do.
    */
-  readonly parks: Map<string, number | null>[];
+  readonly parks: Map<string, { readonly until_ms: number | null }>[];
   /** Stats key → pending WAL generations. */
   readonly stats: Map<string, number>;
   pendingWalGenerations: number;
@@ -115,6 +115,7 @@ export function createAggregate(prefix?: string): ClusterAggregate {
     tasks: new Map(),
     taskCounts: [],
     queues: [],
+    queuedChecks: [],
     cooldowns: [],
     failureCounts: [],
     parks: [],
@@ -176,7 +177,9 @@ function applyMaster(agg: ClusterAggregate, key: string, value: string | undefin
 /** Gives every kind in the table its per-kind counters: the table grows as records show kinds. */
 function growKinds(agg: ClusterAggregate): void {
   while (agg.queues.length < agg.kinds.names.length) {
+    const kind = agg.queues.length;
     agg.queues.push(createQueueHeap());
+    agg.queuedChecks.push((at, id) => isQueued(agg, kind, at, id));
     agg.cooldowns.push(new Map());
     agg.failureCounts.push(new Map());
     agg.parks.push(new Map());
@@ -220,7 +223,7 @@ function applyTask(agg: ClusterAggregate, key: string, value: string | undefined
     const q = agg.queues[kind]!;
     q.queued++;
     // A rewrite of an already-queued record needs no second heap entry.
-    if (prev !== packed) heapPush(q, at, id, (a, i) => isQueued(agg, kind, a, i));
+    if (prev !== packed) heapPush(q, at, id, agg.queuedChecks[kind]!);
   }
 }
 
@@ -275,7 +278,7 @@ function applyPark(agg: ClusterAggregate, key: string, value: string | undefined
   const parks = agg.parks[at.kind]!;
   const cooldownKey = `${agg.sections.cooldowns}${at.rest}`;
   const until = value === undefined ? undefined : noteDecoded(agg, key, readParkUntil(value));
-  if (until !== undefined) parks.set(cooldownKey, until);
+  if (until !== undefined) parks.set(cooldownKey, { until_ms: until });
   else parks.delete(cooldownKey);
 }
 

@@ -55,7 +55,7 @@ describe('the maintd-exporter binary', () => {
       await store.enqueue('merge_wal', 'store-1');
       const { child, url } = await startExporter({ ETCD_ENDPOINTS: endpoints.join(','), ETCD_PREFIX: prefix });
       await eventually(async () => expect((await fetch(`${url}/readyz`)).status).toBe(200));
-      // The sync's child process has answered and gone, its memory with it.
+      // A sync runs in-process: the exporter has no child process.
       await eventually(async () => expect(await childrenOf(child.proc.pid!)).toEqual([]));
       await store.enqueue('compact', 'store-2');
       await store.park('merge_wal', 'store-9', { reason: 'disk being replaced', by: 'e2e' });

@@ -1,5 +1,5 @@
 import { type TaskKind, type TaskState, isParked } from '@maintd/core';
-import { type ClusterAggregate, STATES, isQueued } from './aggregate.js';
+import { type ClusterAggregate, STATES } from './aggregate.js';
 import { heapOldest } from './queue-heap.js';
 import { TASK_STATES } from './record-fields.js';
 
@@ -53,11 +53,11 @@ export function summarize(agg: ClusterAggregate, nowMs: number): ClusterSummary 
       TaskState,
       number
     >;
-    const oldest = heapOldest(agg.queues[k]!, (at, id) => isQueued(agg, k, at, id));
+    const oldest = heapOldest(agg.queues[k]!, agg.queuedChecks[k]!);
     const parks = agg.parks[k]!;
     let parked = 0;
-    parks.forEach((until) => {
-      if (isParked({ until_ms: until }, nowMs)) parked++;
+    parks.forEach((park) => {
+      if (isParked(park, nowMs)) parked++;
     });
     let active = 0;
     let firstFailure = Infinity;
@@ -67,8 +67,7 @@ export function summarize(agg: ClusterAggregate, nowMs: number): ClusterSummary 
       if (c.untilMs === null || c.untilMs <= nowMs) return;
       active++;
       if (c.firstFailureMs >= firstFailure) return;
-      const park = parked > 0 ? parks.get(key) : undefined;
-      if (park !== undefined && isParked({ until_ms: park }, nowMs)) return;
+      if (parked > 0 && isParked(parks.get(key), nowMs)) return;
       firstFailure = c.firstFailureMs;
     });
     let failuresMax = 0;
