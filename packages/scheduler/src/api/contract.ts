@@ -58,9 +58,19 @@ export const errors = {
   503: json(ErrorSchema, 'The store (etcd) cannot be reached; retry later'),
 };
 
+/**
+ * The query of every mutation (`POST`, `PUT`, `DELETE`): strict, so that a parameter this release
+ * does not know is refused (400 naming it) rather than ignored. A newer client's filter or dry run
+ * sent to an older master then changes nothing instead of acting on more than it asked for
+ * (docs/ARCHITECTURE.md §3.4). A route without query parameters declares `mutationQuery({})`.
+ * Reads stay lenient: an unknown parameter of a `GET` is ignored, as a newer dashboard's may be.
+ */
+export const mutationQuery = <S extends z.ZodRawShape>(shape: S) => z.object(shape).strict();
+
 /** The error answers of every mutation: those of a read, plus the access and body-size ones. */
 export const mutationErrors = {
   ...errors,
+  400: json(ErrorSchema, 'Invalid request; the message names the field, or the unknown query parameter or body field'),
   401: json(ErrorSchema, 'Missing or wrong bearer token (MASTER_API_TOKEN is set)'),
   403: json(ErrorSchema, 'Mutation from a non-loopback client while MASTER_API_TOKEN is unset'),
   413: json(ErrorSchema, 'Body over 16 KiB'),

@@ -45,7 +45,7 @@ export const OPENAPI_INFO: Readonly<DocumentConfig> = {
     title: 'maintd master API',
     version: '1',
     description:
-      'The HTTP API of a maintd master (docs/ARCHITECTURE.md §3.4). Any master answers for the whole fleet: they share their state through etcd. Reads are open; mutations need the bearer token (`MASTER_API_TOKEN`) or, while none is set, a loopback client. Errors are `{"error": "…"}`. Every time is in milliseconds since the Unix epoch unless the field says otherwise.',
+      'The HTTP API of a maintd master (docs/ARCHITECTURE.md §3.4). Any master answers for the whole fleet: they share their state through etcd. Reads are open; mutations need the bearer token (`MASTER_API_TOKEN`) or, while none is set, a loopback client. Errors are `{"error": "…"}`. A mutation refuses a query parameter or body field it does not know (400 naming it); a read ignores an unknown query parameter. Every time is in milliseconds since the Unix epoch unless the field says otherwise.',
   },
   // Variables rather than a fixed URL: every master serves the same API wherever it runs.
   servers: [

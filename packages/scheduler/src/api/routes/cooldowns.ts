@@ -13,6 +13,7 @@ import {
   errors,
   json,
   mutationErrors,
+  mutationQuery,
 } from '../contract.js';
 import { Bool, Count } from '../schemas/common.js';
 import {
@@ -88,6 +89,7 @@ export const parkRoute = createRoute({
     'Parks this kind on this store: the sweeps skip it until it is released (`DELETE`) or until `until`; manual tasks still run, and their success does not release the park (it still clears the failure count). The park keeps who parked it (`token@<client address>` when the bearer token authenticated the request, else the client address), when and why. Parking again replaces the reason, the time and `until`. Answers the merged cooldown entry (state `parked`), and a `cooldown` event follows on the event stream.',
   security: MUTATION_SECURITY,
   request: {
+    query: mutationQuery({}),
     params: z.object({
       kind: TaskKindSchema.describe('The kind the sweeps should stop enqueueing'),
       target: TargetSchema.describe('The store to park'),
@@ -122,6 +124,7 @@ export const resetCooldownRoute = createRoute({
     'Operator reset and release: deletes the cooldown record of this kind on this store and its park (lapsed or not), so that the next sweep may enqueue it again and its next failure counts from one. A `cooldown` event follows on the event stream.',
   security: MUTATION_SECURITY,
   request: {
+    query: mutationQuery({}),
     params: z.object({
       kind: TaskKindSchema.describe('The kind of the cooldown'),
       target: TargetSchema.describe('The store of the cooldown'),
@@ -143,7 +146,7 @@ export const resetCooldownsRoute = createRoute({
   description:
     'Operator bulk reset: deletes every cooldown record (of `kind`, when given) and returns how many. Parks stay: each is an operator decision with its own reason, released one by one (`DELETE /api/v1/scheduler/cooldowns/{kind}/{target}`).',
   security: MUTATION_SECURITY,
-  request: { query: z.object({ kind: TaskKindSchema.optional().describe('Only cooldowns of this kind') }) },
+  request: { query: mutationQuery({ kind: TaskKindSchema.optional().describe('Only cooldowns of this kind') }) },
   responses: {
     200: json(Deleted, 'How many were reset'),
     ...mutationErrors,

@@ -10,6 +10,7 @@ import {
   errors,
   json,
   mutationErrors,
+  mutationQuery,
   pageHeaders,
 } from '../contract.js';
 import { Count, Limit, NextCursor, Task, TaskId } from '../schemas/common.js';
@@ -24,6 +25,7 @@ export const enqueueRoute = createRoute({
     'Queues a manual task of `kind` on `target`, never held back by a cooldown (its failure still counts and its success still clears one). A task without `depends_on` is deduplicated against the queued or running task of the same kind and target: that task is returned with 200 instead of a new one.',
   security: MUTATION_SECURITY,
   request: {
+    query: mutationQuery({}),
     body: {
       required: true,
       description: 'The task to enqueue',
