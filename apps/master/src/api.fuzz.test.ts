@@ -90,7 +90,8 @@ const Spec = {
         ? q.cursor === undefined && q.state === undefined && q.sort === undefined
         : q.all === undefined,
     ),
-  resetCooldowns: z.object({ kind: TaskKindSchema.optional() }),
+  // A mutation refuses a query parameter it does not know (docs/ARCHITECTURE.md §3.4).
+  resetCooldowns: z.object({ kind: TaskKindSchema.optional() }).strict(),
   stores: z.object({
     search: z
       .string()

@@ -46,18 +46,25 @@ export function errorHandler(logger: Logger): ErrorHandler<AppEnv> {
 export const notFound: NotFoundHandler<AppEnv> = (c) =>
   c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404);
 
-/** A request the route's schemas refuse: 400 naming the first field at fault. */
+/**
+ * A request the route's schemas refuse: 400 naming the field at fault. An unknown query parameter
+ * or body field is named before any other fault: it says the client speaks a newer API than this
+ * master, which is the thing to fix first.
+ */
 export function invalidRequest(
-  result: { success: true } | { success: false; error: z.ZodError },
+  result: ({ success: true } | { success: false; error: z.ZodError }) & { target: string },
   c: Context<AppEnv>,
 ): Response | undefined {
-  return result.success ? undefined : c.json({ error: describeZodError(result.error) }, 400);
+  return result.success ? undefined : c.json({ error: describeZodError(result.error, result.target) }, 400);
 }
 
-function describeZodError(error: z.ZodError): string {
-  const issue = error.issues[0];
+function describeZodError(error: z.ZodError, target: string): string {
+  const issue = error.issues.find((i) => i.code === 'unrecognized_keys') ?? error.issues[0];
   if (!issue) return 'invalid request';
   const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
-  if (issue.code === 'unrecognized_keys') return `unknown field ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
+  if (issue.code === 'unrecognized_keys') {
+    const what = target === 'query' ? 'query parameter' : 'field';
+    return `unknown ${what}${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
+  }
   return `invalid ${field}: ${issue.message}`;
 }

@@ -722,7 +722,7 @@ export interface operations {
           'application/json': components['schemas']['TaskRecord'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the unknown query parameter or body field */
       400: {
         headers: {
           [name: string]: unknown;
@@ -895,7 +895,7 @@ export interface operations {
           'application/json': components['schemas']['Deleted'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the unknown query parameter or body field */
       400: {
         headers: {
           [name: string]: unknown;
@@ -970,7 +970,7 @@ export interface operations {
           'application/json': components['schemas']['Cooldown'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the unknown query parameter or body field */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1040,7 +1040,7 @@ export interface operations {
           'application/json': components['schemas']['Deleted'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the unknown query parameter or body field */
       400: {
         headers: {
           [name: string]: unknown;
