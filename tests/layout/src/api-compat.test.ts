@@ -283,6 +283,10 @@ const ADDITIVE: readonly { readonly name: string; readonly edit: (doc: Doc) => v
     },
   },
   {
+    name: 'an error response no longer documented',
+    edit: (d) => void delete (operation(d, '/api/v1/tasks', 'get').responses as Record<string, unknown>)['400'],
+  },
+  {
     name: 'reworded descriptions and reordered parameters',
     edit: (d) => {
       (d.info as { description: string }).description = 'Reworded.';

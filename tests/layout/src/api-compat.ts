@@ -118,6 +118,16 @@ function contractVerdict(
     const now = typeSet(resolve(after, typeNode));
     return (side === 'response' ? covers(was, now) : covers(now, was)) ? 'allowed' : 'breaking';
   }
+  if (
+    side === 'response' &&
+    diff.action === 'remove' &&
+    path[n - 2] === 'responses' &&
+    !/^2/.test(String(path[n - 1]))
+  ) {
+    // An error the server no longer answers breaks no client (the contract names 2xx removals
+    // only); the tool reports every removed response. A changed error body is still judged.
+    return 'allowed';
+  }
   if (side === 'response' && diff.action === 'add' && path[n - 2] === 'enum' && keywordAt(path, n - 2)) {
     // A new enum value in a response is allowed: clients must tolerate values they do not know,
     // as Kubernetes requires of its clients (docs/COMPATIBILITY.md). The tool calls it breaking.
