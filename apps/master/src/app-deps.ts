@@ -19,4 +19,6 @@ export interface AppDeps {
   readonly policy?: CooldownPolicy;
   /** The kinds this master runs, which it accepts at enqueue; default the shipped registry's. */
   readonly kinds?: readonly TaskKind[];
+  /** The cluster features this master understands; default the shipped registry's. */
+  readonly features?: readonly string[];
 }

@@ -169,6 +169,7 @@ describe('HTTP API', () => {
     expect(doc).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
+        '/api/v1/cluster',
         '/api/v1/events',
         '/api/v1/masters',
         '/api/v1/openapi.json',

@@ -1,11 +1,12 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { KIND_NAMES } from '@maintd/scheduler';
+import { KIND_NAMES, featureNames } from '@maintd/scheduler';
 import type { AppDeps } from './app-deps.js';
 import { limitMutationBodies } from './http/body-limit.js';
 import type { AppEnv } from './http/context.js';
 import { errorHandler, invalidRequest, notFound } from './http/errors.js';
 import { httpMetrics } from './http/http-metrics.js';
 import { mutationGuard } from './http/mutation-guard.js';
+import { clusterRoutes } from './routes/cluster.js';
 import { cooldownRoutes } from './routes/cooldowns.js';
 import { eventRoutes } from './routes/events.js';
 import { fleetRoutes } from './routes/fleet.js';
@@ -33,6 +34,7 @@ export type { AppDeps };
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const { store, kv, clock, logger, metrics, events } = deps;
   const runs = deps.kinds ?? KIND_NAMES;
+  const features = deps.features ?? featureNames();
   // The cheapest read there is (a count-only get inside the prefix): proof that etcd answers now.
   const probe = new StoreProbe(() => kv.revision(`${store.keys.prefix}/`), clock);
   const taskLists = new TaskLists(store, events, probe);
@@ -46,7 +48,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', cooldownRoutes({ store, clock, logger, metrics, events, probe, runs }));
   app.route('/', policyRoutes(deps.policy ?? store.policy, store.masterId, runs));
   app.route('/', storeRoutes({ store, clock }));
-  app.route('/', fleetRoutes({ store, workers: deps.workers }));
+  app.route('/', fleetRoutes({ store, workers: deps.workers, features }));
+  app.route('/', clusterRoutes({ store, logger, features }));
   app.route('/', eventRoutes({ hub: events, clock, masterId: store.masterId }));
   app.route('/', healthRoutes({ store, kv, clock }));
   app.route('/', metricsRoutes({ store, metrics, hub: events, clock, runs }));

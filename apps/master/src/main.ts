@@ -10,7 +10,15 @@ import {
   etcdKvOptions,
   systemClock,
 } from '@maintd/core';
-import { type Config, PRETTY_LOG_FORMAT, createMetrics, storeOptions } from '@maintd/scheduler';
+import {
+  type Config,
+  PRETTY_LOG_FORMAT,
+  checkCluster,
+  createMetrics,
+  featureNames,
+  storeOptions,
+  tooOldMessage,
+} from '@maintd/scheduler';
 import { EXIT, handleStopSignals, resolveLogFormat, shutDown, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
 import { loadProcessConfig, stdoutIsTty } from './env.js';
@@ -207,7 +215,28 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
 
-  const master = wireMaster({ store, kv, config, clock, logger, metrics });
+  // A release older than a feature the cluster has switched on would misread what it writes:
+  // it stops before its first claim (docs/ARCHITECTURE.md §2.8). Exit 2: no restart can fix it.
+  const stopTooOld = (): void => void shutdown('cluster-too-new').finally(() => process.exit(EXIT.usage));
+  const cluster = await checkCluster(store, featureNames()).catch(() => undefined);
+  if (cluster && cluster.view.unknownEnabled.length > 0) {
+    logger.fatal(tooOldMessage(VERSION, cluster.view));
+    await store.close().catch(() => undefined);
+    stopTooOld();
+    return;
+  }
+
+  const master = wireMaster({
+    store,
+    kv,
+    config,
+    clock,
+    logger,
+    metrics,
+    version: VERSION,
+    // The scheduler has logged why and stopped claiming; the rest is the usual shutdown.
+    onTooOld: stopTooOld,
+  });
   master.start();
   running = { store, master };
   serving = master.app;

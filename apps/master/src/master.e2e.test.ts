@@ -236,6 +236,38 @@ describe('the maintd binary', () => {
     }
   }, 90_000);
 
+  it('refuses to run, with exit 2 and its registration gone, in a cluster that switched on a feature it does not understand', async () => {
+    const prefix = `/e2e/${randomUUID()}`;
+    const kv = new EtcdKv({ endpoints });
+    try {
+      const record = {
+        features: [{ name: 'held_tasks', enabled_at: 1, enabled_by: 'newer-1' }],
+        preserve_downgrade: false,
+        updated_at: 1,
+        updated_by: 'newer-1',
+      };
+      await kv.put(`${prefix}/cluster`, JSON.stringify(record));
+      const { code, out } = await runOnce([], {
+        ETCD_ENDPOINTS: endpoints.join(','),
+        ETCD_PREFIX: prefix,
+        MASTER_HOST: '127.0.0.1',
+        MASTER_PORT: String(await freePort()),
+      });
+      expect(code).toBe(2);
+      const fatal = logLines(out).find((l) => l.level === 60);
+      expect(fatal?.msg).toMatch(
+        new RegExp(
+          `^this maintd \\(${VERSION.replaceAll('.', '\\.')}\\) is older than its cluster: feature\\(s\\) held_tasks are switched on`,
+        ),
+      );
+      expect((await kv.range(`${prefix}/masters/`)).count).toBe(0);
+      expect(JSON.parse((await kv.get(`${prefix}/cluster`))!.value)).toEqual(record);
+    } finally {
+      await kv.deletePrefix(`${prefix}/`);
+      await kv.close();
+    }
+  }, 60_000);
+
   it('on SIGTERM lets a running task finish, revokes its session and exits 0', async () => {
     const worker = await startStubWorker((req) =>
       req.path.includes('/merge-wal/')

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { Scheduler, type SchedulerDeps } from '@maintd/scheduler';
+import { Scheduler, type SchedulerDeps, featureNames } from '@maintd/scheduler';
 import { createApp } from './app.js';
 import { EventHub } from './events.js';
 import type { AppEnv } from './http/context.js';
@@ -39,6 +39,7 @@ export function wireMaster(deps: SchedulerDeps): Master {
     events,
     policy: config.cooldown,
     kinds: scheduler.kinds,
+    features: featureNames(deps.features),
   });
   return {
     scheduler,

@@ -1,4 +1,19 @@
 export { whenAborted } from './abort.js';
+export {
+  CLUSTER_CHECK_MS,
+  type ClusterRecord,
+  ClusterRecordSchema,
+  type ClusterView,
+  type EnabledFeature,
+  EnabledFeatureSchema,
+  FEATURE_SETTLE_MS,
+  FeatureNameSchema,
+  type FeatureState,
+  type FeatureView,
+  clusterView,
+  encodeClusterRecord,
+  featureInUse,
+} from './cluster.js';
 export { OUTAGE_REMINDER_MS, type ReconnectBackoffOptions, reconnectBackoff } from './backoff.js';
 export { type Clock, FakeClock, systemClock, wallClockDeadline } from './clock.js';
 export {
@@ -97,6 +112,7 @@ export {
 } from './session.js';
 export {
   type Claim,
+  type ClusterStore,
   type CooldownEffect,
   type CooldownRead,
   DEFAULT_STORE_OPTIONS,

@@ -73,6 +73,8 @@ export interface Keys {
   lock(name: string): string;
   /** `P/sweeps/<name>`: the interval slot a periodic job last ran in. */
   sweep(name: string): string;
+  /** `P/cluster`: the fleet-wide feature gates (docs/ARCHITECTURE.md §2.8). */
+  readonly cluster: string;
 }
 
 /** The key prefix when none is given (docs/ARCHITECTURE.md §2.4; the default of `ETCD_PREFIX`). */
@@ -108,5 +110,6 @@ export function keysFor(prefix = DEFAULT_PREFIX): Keys {
     mastersPrefix: `${p}/masters/`,
     lock: (name) => `${p}/locks/${name}`,
     sweep: (name) => `${p}/sweeps/${name}`,
+    cluster: `${p}/cluster`,
   };
 }

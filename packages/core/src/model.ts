@@ -226,6 +226,12 @@ export const MasterInfoSchema = z
       .array(TaskKindSchema)
       .optional()
       .describe('The task kinds the master runs, in its registry order; absent from a master that predates it'),
+    features: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'The cluster features the master understands (docs/ARCHITECTURE.md §2.8): none switches on before every live master lists it; absent from a master that predates them',
+      ),
   })
   .describe("A live master's registration: it exists while the master's session lease is alive.");
 /** What a master says about itself while its session is alive. */
@@ -292,7 +298,7 @@ export function carryUnknownFields<T extends object>(prev: object | undefined, n
  * `known` names, present or not, is dropped: this release owns the fields it knows, and a field
  * it removed (a run's `owner`, a requeue's `error`) must stay removed.
  */
-function encodeRecord(record: object, known: Record<string, unknown>): string {
+export function encodeRecord(record: object, known: Record<string, unknown>): string {
   const json = JSON.stringify(known);
   const extra: string[] = [];
   for (const [name, value] of (record as Carrier)[UNKNOWN_FIELDS] ?? []) {

@@ -14,6 +14,7 @@ import type {
 } from './model.js';
 import type { Session } from './session.js';
 import type { Claim } from './store/claimer.js';
+import type { ClusterStore } from './store/cluster-store.js';
 import type { RecordFailureResult } from './store/cooldown-store.js';
 import type { HeldLock } from './store/coordination.js';
 import type { ListTasksQuery, TaskPage } from './store/history.js';
@@ -24,6 +25,7 @@ import type { StoreParts } from './store/parts.js';
 import type { TaskStoreOptions } from './store/store-options.js';
 
 export type { Claim } from './store/claimer.js';
+export type { ClusterStore } from './store/cluster-store.js';
 export type { CooldownRead, RecordFailureResult } from './store/cooldown-store.js';
 export type { HeldLock } from './store/coordination.js';
 export type { ListTasksQuery, TaskPage } from './store/history.js';
@@ -45,6 +47,8 @@ export class TaskStore {
   readonly policy: CooldownPolicy;
   /** This instance’s session lease. */
   readonly session: Session;
+  /** The fleet-wide feature gates at `P/cluster` (docs/ARCHITECTURE.md §2.8). */
+  readonly cluster: ClusterStore;
   readonly #parts: StoreParts;
   readonly #recoveredOnOpen: RecoveryResult;
 
@@ -53,6 +57,7 @@ export class TaskStore {
     this.session = opened.session;
     this.masterId = masterId;
     this.policy = opened.policy;
+    this.cluster = opened.parts.cluster;
     this.#parts = opened.parts;
     this.#recoveredOnOpen = opened.recovered;
   }

@@ -1,5 +1,7 @@
 export type { Config, LogLevel, SweepConfig } from './config.js';
 export { type ExecutorDeps, type WorkerAttempt } from './executor.js';
+export { FEATURES, type FeatureRegistry, type FeatureSpec, featureNames } from './features/index.js';
+export { checkCluster, tooOldMessage } from './scheduler/cluster-check.js';
 export { KINDS, KIND_NAMES, type KindRegistry, kindNames, kindSpec } from './kinds/index.js';
 export { PRETTY_LOG_FORMAT } from './log-format.js';
 export type { FollowUp, KindContext, KindRun, KindSpec, PoolName, SweepSpec } from './kinds/spec.js';

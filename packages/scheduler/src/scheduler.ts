@@ -1,7 +1,9 @@
-import type { Claim, TaskKind } from '@maintd/core';
+import { type Claim, type ClusterRecord, type TaskKind, featureInUse } from '@maintd/core';
 import { setMaxListeners } from 'node:events';
+import { featureNames } from './features/index.js';
 import { kindNames, kindSpec } from './kinds/index.js';
-import { type LoopContext, type SchedulerDeps, loopContext, registryOf } from './scheduler/context.js';
+import { clusterLoop } from './scheduler/cluster-check.js';
+import { type LoopContext, type SchedulerDeps, featuresOf, loopContext, registryOf } from './scheduler/context.js';
 import { type PeriodicJob, periodicLoop } from './scheduler/periodic.js';
 import { Pool, planPools } from './scheduler/pools.js';
 import { QueueWatch } from './scheduler/queue-watch.js';
@@ -29,6 +31,8 @@ export class Scheduler {
   readonly #loops: Promise<void>[] = [];
   readonly #queueWatch: QueueWatch;
   #started = false;
+  /** The cluster record as the last cluster check read it. */
+  #cluster: ClusterRecord | undefined;
 
   constructor(deps: SchedulerDeps) {
     this.#d = deps;
@@ -66,6 +70,18 @@ export class Scheduler {
       if (loop) this.#loops.push(loop);
     }
     this.#loops.push(
+      clusterLoop(this.#ctx, featureNames(featuresOf(this.#d)), {
+        logger: this.#d.logger,
+        version: this.#d.version ?? 'unknown',
+        onRecord: (record) => (this.#cluster = record),
+        tooOld: (message) => {
+          // Not one more claim: what this master would run next may be written in the new way.
+          this.#stop.abort();
+          this.#wakeAll();
+          this.#d.logger.fatal(message);
+          this.#d.onTooOld?.(message);
+        },
+      }),
       recoveryLoop(this.#ctx, () => this.#wakeAll()),
       queueDepthLoop(this.#ctx),
       ...this.#pools.map((p) => p.loop()),
@@ -118,6 +134,15 @@ export class Scheduler {
   /** The kinds this scheduler runs (its registry's), in registry order. */
   get kinds(): readonly TaskKind[] {
     return kindNames(registryOf(this.#d));
+  }
+
+  /**
+   * Whether the cluster feature `name` is switched on and settled, so that this master may write
+   * what it changes (docs/ARCHITECTURE.md §2.8). False until the first cluster check has read the
+   * record, and for a feature outside this master's registry.
+   */
+  featureInUse(name: string): boolean {
+    return Object.hasOwn(featuresOf(this.#d), name) && featureInUse(this.#cluster, name, this.#d.clock.now());
   }
 
   /** Pool sizes, for the master's registration. */

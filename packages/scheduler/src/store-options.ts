@@ -1,10 +1,12 @@
 import type { Clock, Kv, MasterInfo, Random, SessionEvent, TaskStoreOptions } from '@maintd/core';
 import type { Config } from './config.js';
+import { type FeatureRegistry, featureNames } from './features/index.js';
 import { type KindRegistry, kindNames } from './kinds/index.js';
 
 /**
  * TaskStore options from the master's config: one mapping for `main.ts` and the tests alike. The
- * registration the store's session writes lists the kinds this master runs, so that exporters,
+ * registration the store's session writes lists the kinds this master runs and the cluster features
+ * it understands, so that exporters,
  * dashboards and peers of other releases learn them from `P/masters/` (docs/ARCHITECTURE.md §2.1).
  */
 export function storeOptions(
@@ -13,9 +15,11 @@ export function storeOptions(
     readonly kv: Kv;
     readonly clock: Clock;
     /** The registration's fields; its `kinds` are the registry's. */
-    readonly info: Omit<MasterInfo, 'id' | 'kinds'>;
+    readonly info: Omit<MasterInfo, 'id' | 'kinds' | 'features'>;
     /** The kinds this master runs; default the shipped registry. */
     readonly kinds?: KindRegistry;
+    /** The cluster features this master understands; default the shipped registry. */
+    readonly features?: FeatureRegistry;
     readonly random?: Random;
     readonly onSessionEvent?: (e: SessionEvent) => void;
   },
@@ -31,7 +35,7 @@ export function storeOptions(
     historyLimit: config.tasks.historyLimit,
     historyTtlSecs: config.tasks.historyTtlSecs,
     cooldown: config.cooldown,
-    info: { ...deps.info, kinds: [...kindNames(deps.kinds)] },
+    info: { ...deps.info, kinds: [...kindNames(deps.kinds)], features: [...featureNames(deps.features)] },
     ...(deps.onSessionEvent ? { onSessionEvent: deps.onSessionEvent } : {}),
   };
 }

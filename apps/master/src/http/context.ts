@@ -23,3 +23,12 @@ export function isMutation(method: string): boolean {
 export function remoteAddress(c: Context<AppEnv>): string | undefined {
   return (c.env as NodeBindings | undefined)?.incoming?.socket?.remoteAddress;
 }
+
+/**
+ * Who made a mutation, as records and logs name them: `token@<client address>` when the bearer
+ * token authenticated the request, else the client address.
+ */
+export function operatorOf(c: Context<AppEnv>): string {
+  const address = remoteAddress(c) ?? 'unknown';
+  return c.get('viaToken') ? `token@${address}` : address;
+}

@@ -18,7 +18,7 @@ import {
 import type { Logger } from 'pino';
 import { CooldownIndex, LOCAL_REVISION } from '../cooldown-index.js';
 import type { EventHub } from '../events.js';
-import { type AppEnv, remoteAddress } from '../http/context.js';
+import { type AppEnv, operatorOf } from '../http/context.js';
 import { sendJson } from '../http/json-bytes.js';
 import { nextLinks } from '../http/next-link.js';
 import { createRouter } from '../http/router.js';
@@ -101,8 +101,7 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
           });
         }
       }
-      const address = remoteAddress(c) ?? 'unknown';
-      const by = c.get('viaToken') ? `token@${address}` : address;
+      const by = operatorOf(c);
       const park: ParkRecord = await store.park(kind, target, { reason: body.reason, by, untilMs });
       const cooldown: TaskCooldown | undefined = await store.getCooldown(kind, target);
       // This master's next read shows the park even before its watch reports it.

@@ -145,7 +145,7 @@ export interface paths {
     };
     /**
      * List live masters
-     * @description Every master whose session lease is alive, from its registration in the store. Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
+     * @description Every master whose session lease is alive, from its registration in the store, and the cluster's feature gates derived from those registrations (docs/ARCHITECTURE.md §2.8). Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
      */
     get: operations['listMasters'];
     put?: never;
@@ -154,6 +154,26 @@ export interface paths {
     options?: never;
     head?: never;
     patch?: never;
+    trace?: never;
+  };
+  '/api/v1/cluster': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Hold off or allow new cluster features
+     * @description Sets `preserve_downgrade` in the cluster record every master shares. While it is true, a feature that every live master understands is not switched on: the fleet keeps writing what the previous release reads, so a master can be rolled back. Clear it to finish an upgrade; a feature once switched on stays on. Answers the cluster as it now stands.
+     */
+    patch: operations['patchCluster'];
     trace?: never;
   };
   '/api/v1/workers': {
@@ -466,6 +486,7 @@ export interface components {
     MasterList: {
       /** @description Live masters */
       masters: components['schemas']['MasterInfo'][];
+      cluster: components['schemas']['Cluster'];
     };
     /** @description A live master's registration: it exists while the master's session lease is alive. */
     MasterInfo: {
@@ -485,6 +506,35 @@ export interface components {
       };
       /** @description The task kinds the master runs, in its registry order; absent from a master that predates it */
       kinds?: string[];
+      /** @description The cluster features the master understands (docs/ARCHITECTURE.md §2.8): none switches on before every live master lists it; absent from a master that predates them */
+      features?: string[];
+    };
+    /** @description The cluster's feature gates as this master sees them: which versions run, and which features wait for which masters */
+    Cluster: {
+      /** @description The distinct maintd versions the live masters run, sorted */
+      versions: string[];
+      /** @description While true no feature is switched on, so a master can still be rolled back to the previous release */
+      preserve_downgrade: boolean;
+      /** @description Every feature a live master understands or the cluster has switched on, by name; empty when none */
+      features: components['schemas']['ClusterFeature'][];
+    };
+    /** @description One cluster feature and where it stands */
+    ClusterFeature: {
+      /** @description The feature */
+      name: string;
+      /** @description `enabled`: switched on, every master writes it; `waiting`: a live master does not understand it, so none writes it and the fleet behaves as the previous release; `held`: every live master understands it but `preserve_downgrade` holds it off; `ready`: the next cluster check switches it on. Clients must accept states they do not know */
+      state: string;
+      /** @description Live masters whose registration lists it, by id */
+      understood_by: string[];
+      /** @description Live masters whose registration does not list it, by id */
+      waiting_for: string[];
+      /** @description When it was switched on, in milliseconds since the Unix epoch; null while it is not */
+      enabled_at: number | null;
+    };
+    /** @description What to change in the cluster record */
+    ClusterPatch: {
+      /** @description true: switch no new feature on, so that any master can still be rolled back to the previous release; false: let the masters switch on every feature all of them understand */
+      preserve_downgrade: boolean;
     };
     /** @description The worker endpoints */
     WorkerList: {
@@ -1183,6 +1233,76 @@ export interface operations {
       };
       /** @description Invalid request; the message names the field */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  patchCluster: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description The change */
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ClusterPatch'];
+      };
+    };
+    responses: {
+      /** @description The cluster as it now stands */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Cluster'] & unknown;
+        };
+      };
+      /** @description Invalid request; the message names the field, or the unknown query parameter or body field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body over 16 KiB */
+      413: {
         headers: {
           [name: string]: unknown;
         };

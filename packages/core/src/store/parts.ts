@@ -5,6 +5,7 @@ import { GroupCommitKv } from '../kv/group-commit.js';
 import { cryptoRandom } from '../random.js';
 import type { Session } from '../session.js';
 import { Claimer } from './claimer.js';
+import { ClusterStore } from './cluster-store.js';
 import type { StoreContext } from './context.js';
 import { CooldownStore } from './cooldown-store.js';
 import { Coordination } from './coordination.js';
@@ -32,6 +33,7 @@ export interface StoreParts {
   readonly stats: StatsStore;
   readonly workerScans: WorkerScans;
   readonly coordination: Coordination;
+  readonly cluster: ClusterStore;
 }
 
 /**
@@ -86,5 +88,6 @@ export function storeParts(
     stats: new StatsStore(ctx),
     workerScans: new WorkerScans(ctx),
     coordination,
+    cluster: new ClusterStore(ctx),
   };
 }

@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import type { KvHarness } from './harness.js';
+import { clusterContract } from './store-contract-cluster.js';
 import { compatContract } from './store-contract-compat.js';
 import { storeContractFixture } from './store-contract-fixture.js';
 import { fleetContract } from './store-contract-fleet.js';
@@ -13,7 +14,8 @@ export type { StoreOverrides } from './store-contract-fixture.js';
 /**
  * The TaskStore contract, run against any Kv adapter: dedupe, claims, target locks,
  * dependencies, recovery, history, coordination, the failure cooldown, records of a newer
- * release keeping their fields through this release's rewrites, and kinds this release does not run. Every test runs
+ * release keeping their fields through this release's rewrites, kinds this release does not run,
+ * and the cluster record's feature gates. Every test runs
  * under its own random prefix; several store instances stand in for several masters.
  */
 export function taskStoreContract(name: string, makeHarness: () => Promise<KvHarness>): void {
@@ -25,5 +27,6 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
     gatesContract(fx);
     compatContract(fx);
     kindsContract(fx);
+    clusterContract(fx);
   });
 }

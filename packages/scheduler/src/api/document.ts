@@ -11,6 +11,7 @@ import {
   resetCooldownRoute,
   resetCooldownsRoute,
 } from './routes/cooldowns.js';
+import { patchClusterRoute } from './routes/cluster.js';
 import { eventsRoute } from './routes/events.js';
 import { mastersRoute, storesRoute, workersRoute } from './routes/fleet.js';
 import { healthRoute, metricsRoute, openApiRoute, readyRoute } from './routes/operations.js';
@@ -28,6 +29,7 @@ export const ROUTES = [
   policyRoute,
   storesRoute,
   mastersRoute,
+  patchClusterRoute,
   workersRoute,
   eventsRoute,
   healthRoute,

@@ -14,6 +14,7 @@ export {
   resetCooldownRoute,
   resetCooldownsRoute,
 } from './routes/cooldowns.js';
+export { patchClusterRoute } from './routes/cluster.js';
 export { eventsRoute } from './routes/events.js';
 export { mastersRoute, storesRoute, workersRoute } from './routes/fleet.js';
 export { healthRoute, metricsRoute, openApiRoute, readyRoute } from './routes/operations.js';
@@ -30,6 +31,7 @@ export {
   type ParkView,
   ParkViewSchema,
 } from './schemas/cooldown.js';
+export { type ClusterBody, ClusterSchema, clusterBody } from './schemas/cluster.js';
 export { type PolicyView, PolicySchema } from './schemas/policy.js';
 export { cooldownView, policyView } from './views.js';
 // The state of a (kind, store) is core's: re-exported so that this module's consumers keep their import.

@@ -150,6 +150,7 @@ describe('the OpenAPI document', () => {
         'GET /healthz',
         'GET /metrics',
         'GET /readyz',
+        'PATCH /api/v1/cluster',
         'POST /api/v1/tasks',
         'PUT /api/v1/scheduler/cooldowns/{kind}/{target}',
       ].sort(),

@@ -1,6 +1,7 @@
 import type { Clock, Kv, TaskStore } from '@maintd/core';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { FEATURES, type FeatureRegistry } from '../features/index.js';
 import { KINDS, type KindRegistry } from '../kinds/index.js';
 import type { Metrics } from '../metrics.js';
 import type { StoreOutageLog } from '../store-outage.js';
@@ -17,6 +18,20 @@ export interface SchedulerDeps {
   readonly fetch?: typeof fetch;
   /** The kinds this master runs; default the shipped registry (tests add kinds of their own). */
   readonly kinds?: KindRegistry;
+  /** The cluster features this master understands; default the shipped registry. */
+  readonly features?: FeatureRegistry;
+  /** The maintd version, for the cluster check's log lines; default `unknown`. */
+  readonly version?: string;
+  /**
+   * Called once when a cluster feature this master does not understand has been switched on
+   * (docs/ARCHITECTURE.md §2.8): the master must stop. The scheduler has stopped claiming by then.
+   */
+  readonly onTooOld?: (message: string) => void;
+}
+
+/** The feature registry a scheduler with these deps understands. */
+export function featuresOf(deps: SchedulerDeps): FeatureRegistry {
+  return deps.features ?? FEATURES;
 }
 
 /** The registry a scheduler with these deps runs. */

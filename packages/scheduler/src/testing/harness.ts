@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Clock, type Kv, type Random, TaskStore, seededRandom } from '@maintd/core';
 import { type Logger, pino } from 'pino';
 import type { Config } from '../config.js';
+import type { FeatureRegistry } from '../features/index.js';
 import type { KindRegistry } from '../kinds/index.js';
 import { type Metrics, createMetrics } from '../metrics.js';
 import { Scheduler } from '../scheduler.js';
@@ -75,6 +76,10 @@ export interface TestStoreOptions {
   readonly processMetrics?: boolean;
   /** The kinds the master runs (default the shipped registry): a test adds a kind of its own here. */
   readonly kinds?: KindRegistry;
+  /** The cluster features the master understands (default the shipped registry). */
+  readonly features?: FeatureRegistry;
+  /** The version its registration names (default `0.0.0`). */
+  readonly version?: string;
 }
 
 /**
@@ -99,8 +104,15 @@ export async function openTestStore(
       kv,
       clock,
       random: options.random ?? seededRandom(1),
-      info: { host: 'test', pid: process.pid, version: '0.0.0', started_at: clock.now(), pools: { general: 4 } },
+      info: {
+        host: 'test',
+        pid: process.pid,
+        version: options.version ?? '0.0.0',
+        started_at: clock.now(),
+        pools: { general: 4 },
+      },
       ...(options.kinds ? { kinds: options.kinds } : {}),
+      ...(options.features ? { features: options.features } : {}),
     }),
   );
   return { config, kv, store, metrics, logs, logger };
@@ -118,7 +130,11 @@ export async function openScheduler(
   kv: Kv,
   clock: Clock,
   overrides: DeepPartial<Config> = {},
-  options: TestStoreOptions & { readonly fetch?: typeof fetch } = {},
+  options: TestStoreOptions & {
+    readonly fetch?: typeof fetch;
+    /** Called when a feature this scheduler does not understand is switched on. */
+    readonly onTooOld?: (message: string) => void;
+  } = {},
 ): Promise<TestScheduler> {
   const opened = await openTestStore(kv, clock, overrides, options);
   const { config, store, metrics, logger } = opened;
@@ -131,6 +147,9 @@ export async function openScheduler(
     metrics,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.kinds ? { kinds: options.kinds } : {}),
+    ...(options.features ? { features: options.features } : {}),
+    ...(options.version ? { version: options.version } : {}),
+    ...(options.onTooOld ? { onTooOld: options.onTooOld } : {}),
   });
   return {
     ...opened,

@@ -3,6 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { MasterInfoSchema, StoreStatsSchema, TargetSchema } from '@maintd/core';
 import { LIST_RULE, OPEN, PAGING_RULE, errors, json, pageHeaders } from '../contract.js';
 import { Count, Limit, NextCursor } from '../schemas/common.js';
+import { ClusterSchema } from '../schemas/cluster.js';
 import { CooldownSchema } from '../schemas/cooldown.js';
 
 const StoreRow = z
@@ -59,12 +60,17 @@ export const mastersRoute = createRoute({
   operationId: 'listMasters',
   tags: ['fleet'],
   summary: 'List live masters',
-  description: `Every master whose session lease is alive, from its registration in the store. ${LIST_RULE}`,
+  description: `Every master whose session lease is alive, from its registration in the store, and the cluster's feature gates derived from those registrations (docs/ARCHITECTURE.md §2.8). ${LIST_RULE}`,
   security: OPEN,
   responses: {
     200: json(
       z
-        .object({ masters: z.array(Master).describe('Live masters') })
+        .object({
+          masters: z.array(Master).describe('Live masters'),
+          cluster: ClusterSchema.describe(
+            "The cluster's feature gates as this master sees them: which versions run, and which features wait for which masters",
+          ),
+        })
         .openapi('MasterList', { description: 'The live masters' }),
       'Masters',
     ),

@@ -1,0 +1,82 @@
+import { type ClusterRecord, ClusterRecordSchema, encodeClusterRecord } from '../cluster.js';
+import { ContentionError } from '../errors.js';
+import type { KeyValue } from '../kv/port.js';
+import { carryUnknownFields } from '../model.js';
+import { decode } from './codec.js';
+import type { StoreContext } from './context.js';
+
+/** Replacements of the record tried while other masters keep changing it. */
+const CLUSTER_ATTEMPTS = 8;
+
+/**
+ * The cluster record at `P/cluster` (docs/ARCHITECTURE.md §2.8): which features the masters of
+ * one prefix have switched on, and whether an operator holds them off. Every change is a swap
+ * on the record's revision, keeping the fields a newer release wrote in it.
+ */
+export class ClusterStore {
+  readonly #ctx: StoreContext;
+
+  constructor(ctx: StoreContext) {
+    this.#ctx = ctx;
+  }
+
+  /** The record; undefined while no master has written one (nothing switched on, nothing held). */
+  async read(): Promise<ClusterRecord | undefined> {
+    const found = await this.#ctx.kv.get(this.#ctx.keys.cluster);
+    return found ? decode(ClusterRecordSchema, found) : undefined;
+  }
+
+  /**
+   * Switches `names` on, stamped with this master and the clock; a name already on keeps its
+   * stamp. Refused (returns the record unchanged) while `preserve_downgrade` is set. The caller
+   * decides, from the live registrations, that every master understands them.
+   */
+  async enable(names: readonly string[]): Promise<ClusterRecord> {
+    const { clock, masterId } = this.#ctx;
+    return this.#update((prev) => {
+      if (prev.preserve_downgrade) return undefined;
+      const now = clock.now();
+      const fresh = names.filter((n) => !prev.features.some((f) => f.name === n));
+      if (fresh.length === 0) return undefined;
+      return {
+        ...prev,
+        features: [...prev.features, ...fresh.map((name) => ({ name, enabled_at: now, enabled_by: masterId }))],
+        updated_at: now,
+        updated_by: masterId,
+      };
+    });
+  }
+
+  /** Sets or clears `preserve_downgrade`, naming who did it; answers the record as it now stands. */
+  async setPreserveDowngrade(value: boolean, by: string): Promise<ClusterRecord> {
+    const { clock } = this.#ctx;
+    return this.#update((prev) =>
+      prev.preserve_downgrade === value
+        ? undefined
+        : { ...prev, preserve_downgrade: value, updated_at: clock.now(), updated_by: by },
+    );
+  }
+
+  /** Applies `change` to the record by compare-and-swap; `change` answers undefined for no change. */
+  async #update(change: (prev: ClusterRecord) => ClusterRecord | undefined): Promise<ClusterRecord> {
+    const { kv, keys } = this.#ctx;
+    const key = keys.cluster;
+    let found: KeyValue | undefined = await kv.get(key);
+    for (let attempt = 0; attempt < CLUSTER_ATTEMPTS; attempt++) {
+      const prev = found ? decode(ClusterRecordSchema, found) : EMPTY;
+      const next = change(prev);
+      if (!next) return prev;
+      const res = await kv.txn(
+        [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
+        [{ type: 'put', key, value: encodeClusterRecord(carryUnknownFields(prev, next)) }],
+        [{ type: 'get', key }],
+      );
+      if (res.succeeded) return next;
+      const current = res.results[0];
+      found = current?.type === 'get' ? current.kv : undefined;
+    }
+    throw new ContentionError(`the cluster record kept changing: ${CLUSTER_ATTEMPTS} attempts failed`);
+  }
+}
+
+const EMPTY: ClusterRecord = { features: [], preserve_downgrade: false, updated_at: 0, updated_by: '' };

@@ -1,0 +1,115 @@
+import {
+  CLUSTER_CHECK_MS,
+  type ClusterRecord,
+  FEATURE_SETTLE_MS,
+  type ClusterView,
+  type TaskStore,
+  clusterView,
+} from '@maintd/core';
+import type { Logger } from 'pino';
+import type { LoopContext } from './context.js';
+
+/** What one check of the cluster's feature gates found and did. */
+export interface ClusterCheck {
+  readonly view: ClusterView;
+  /** The record after the check (with what it switched on). */
+  readonly record: ClusterRecord | undefined;
+  /** Features this check switched on. */
+  readonly switchedOn: readonly string[];
+}
+
+/**
+ * Reads the live registrations and the cluster record, and switches on the features every live
+ * master understands (unless an operator preserves the downgrade) — never while this master
+ * itself is too old for a feature already on (docs/ARCHITECTURE.md §2.8).
+ */
+export async function checkCluster(store: TaskStore, own: readonly string[]): Promise<ClusterCheck> {
+  const [masters, read] = await Promise.all([store.listMasters(), store.cluster.read()]);
+  let record = read;
+  let view = clusterView(own, masters, record);
+  if (view.unknownEnabled.length > 0 || view.ready.length === 0) return { view, record, switchedOn: [] };
+  record = await store.cluster.enable(view.ready);
+  const on = new Set(record.features.map((f) => f.name));
+  const switchedOn = view.ready.filter((name) => on.has(name) && !read?.features.some((f) => f.name === name));
+  view = clusterView(own, masters, record);
+  return { view, record, switchedOn };
+}
+
+/** The message a master too old for its cluster stops with. */
+export function tooOldMessage(version: string, view: ClusterView): string {
+  return (
+    `this maintd (${version}) is older than its cluster: feature(s) ${view.unknownEnabled.join(', ')} ` +
+    `are switched on, and it would misread what they write. Install the release the other masters run ` +
+    `(${view.versions.join(', ') || 'none live'}) or newer; a downgrade is possible only before a feature is switched on ` +
+    `(docs/ARCHITECTURE.md §2.8)`
+  );
+}
+
+/** One line per change of what the gates say, so a rolling upgrade reads as a story in the log. */
+function describe(view: ClusterView): { key: string; fields: object; msg: string } | undefined {
+  const off = view.features.filter((f) => f.state !== 'enabled');
+  const key = JSON.stringify([view.versions, off.map((f) => [f.name, f.state, f.waitingFor])]);
+  if (off.length === 0) {
+    return { key, fields: { versions: view.versions }, msg: `cluster: masters run ${view.versions.join(', ')}` };
+  }
+  const parts = off.map((f) =>
+    f.state === 'waiting'
+      ? `${f.name} waits for ${f.waitingFor.join(', ')}`
+      : f.state === 'held'
+        ? `${f.name} is held off by preserve_downgrade`
+        : `${f.name} is ready`,
+  );
+  return {
+    key,
+    fields: {
+      versions: view.versions,
+      features: off.map((f) => ({ name: f.name, state: f.state, waiting_for: f.waitingFor })),
+    },
+    msg: `cluster: masters run ${view.versions.join(', ')}; ${parts.join('; ')}: behaving as the previous release until then`,
+  };
+}
+
+/**
+ * The loop that checks the cluster every {@link CLUSTER_CHECK_MS} until the scheduler stops:
+ * it keeps `onRecord` current, logs each change, and calls `tooOld` (once) when a feature this
+ * master does not understand has been switched on.
+ */
+export function clusterLoop(
+  ctx: LoopContext,
+  own: readonly string[],
+  hooks: {
+    readonly logger: Logger;
+    readonly version: string;
+    readonly onRecord: (record: ClusterRecord | undefined) => void;
+    readonly tooOld: (message: string) => void;
+  },
+): Promise<void> {
+  let said: string | undefined;
+  const loop = async (): Promise<void> => {
+    while (!ctx.stop.aborted) {
+      try {
+        const { view, record, switchedOn } = await checkCluster(ctx.deps.store, own);
+        hooks.onRecord(record);
+        if (view.unknownEnabled.length > 0) {
+          hooks.tooOld(tooOldMessage(hooks.version, view));
+          return;
+        }
+        if (switchedOn.length > 0) {
+          hooks.logger.info(
+            { features: switchedOn },
+            `cluster feature(s) ${switchedOn.join(', ')} switched on: every live master understands them; masters write them from ${FEATURE_SETTLE_MS / 1000} s from now`,
+          );
+        }
+        const line = describe(view);
+        if (line && line.key !== said) {
+          said = line.key;
+          hooks.logger.info(line.fields, line.msg);
+        }
+      } catch (err) {
+        ctx.outage.failed(err, 'cluster check failed', { job: 'cluster' });
+      }
+      if (!(await ctx.sleep(CLUSTER_CHECK_MS))) return;
+    }
+  };
+  return loop();
+}
