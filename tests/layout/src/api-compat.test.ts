@@ -152,6 +152,21 @@ const BREAKING: readonly {
     where: /response 202/,
   },
   {
+    name: 'removing an error response',
+    edit: (d) => void delete (operation(d, '/api/v1/tasks', 'get').responses as Record<string, unknown>)['400'],
+    operation: 'GET /api/v1/tasks',
+    where: /response 400/,
+  },
+  {
+    name: 'removing an enum value from a response',
+    edit: (d) => {
+      const state = schema(d, 'TaskRecord').properties.state as { enum: string[] };
+      state.enum = state.enum.filter((v) => v !== 'failed');
+    },
+    operation: 'GET /api/v1/tasks/{id}',
+    where: /response 200 \(application\/json\) \.state/,
+  },
+  {
     name: 'removing an accepted enum value from a request',
     edit: (d) => {
       const s = queryParam(d, '/api/v1/tasks', 'state').schema as { enum: string[] };
@@ -283,14 +298,11 @@ const ADDITIVE: readonly { readonly name: string; readonly edit: (doc: Doc) => v
     },
   },
   {
-    name: 'an error response no longer documented',
-    edit: (d) => void delete (operation(d, '/api/v1/tasks', 'get').responses as Record<string, unknown>)['400'],
-  },
-  {
-    name: 'reworded descriptions and reordered parameters',
+    name: 'reworded descriptions, reordered parameters and enum values',
     edit: (d) => {
       (d.info as { description: string }).description = 'Reworded.';
       operation(d, '/api/v1/tasks', 'get').parameters.reverse();
+      (schema(d, 'TaskRecord').properties.state!.enum as string[]).reverse();
     },
   },
 ];

@@ -77,24 +77,45 @@ function covers(outer: ReadonlySet<string> | 'any', inner: ReadonlySet<string> |
   return [...inner].every((t) => outer.has(t) || (t === 'integer' && outer.has('number')));
 }
 
-/** The path of the schema `type` a diff touches (the keyword or one entry of its array), if any. */
-function typePath(path: readonly Segment[]): readonly Segment[] | undefined {
+/** A schema keyword judged as a whole here, however many entries of its array changed. */
+interface KeywordNode {
+  readonly keyword: 'type' | 'enum';
+  readonly path: readonly Segment[];
+}
+
+/** The `type` or `enum` a diff touches (the keyword itself or one entry of its array), if any. */
+function keywordNode(path: readonly Segment[]): KeywordNode | undefined {
   const n = path.length;
-  if (path[n - 1] === 'type' && keywordAt(path, n - 1)) return path;
-  if (typeof path[n - 1] === 'number' && path[n - 2] === 'type' && keywordAt(path, n - 2)) return path.slice(0, -1);
+  for (const keyword of ['type', 'enum'] as const) {
+    if (path[n - 1] === keyword && keywordAt(path, n - 1)) return { keyword, path };
+    if (typeof path[n - 1] === 'number' && path[n - 2] === keyword && keywordAt(path, n - 2)) {
+      return { keyword, path: path.slice(0, -1) };
+    }
+  }
   return undefined;
+}
+
+/** The values an `enum` admits; no `enum` at all admits every value. */
+function enumSet(values: unknown): ReadonlySet<string> | 'any' {
+  return Array.isArray(values) ? new Set(values.map((v) => JSON.stringify(v))) : 'any';
+}
+
+/** Whether every value of `inner` is one of `outer`. */
+function contains(outer: ReadonlySet<string> | 'any', inner: ReadonlySet<string> | 'any'): boolean {
+  if (outer === 'any') return true;
+  return inner !== 'any' && [...inner].every((v) => outer.has(v));
 }
 
 type Verdict = 'breaking' | 'allowed';
 
 /**
- * The contract's verdict on one diff. `typeNode` is set when the diff touches a schema's `type`.
+ * The contract's verdict on one diff. `node` is set when the diff touches a schema's `type` or `enum`.
  */
 function contractVerdict(
   diff: Diff,
   before: OpenApiDocument,
   after: OpenApiDocument,
-  typeNode: readonly Segment[] | undefined,
+  node: KeywordNode | undefined,
 ): Verdict {
   const path = diff.path as readonly Segment[];
   const n = path.length;
@@ -110,28 +131,23 @@ function contractVerdict(
     // there, and only there knows whether the schema is sent or received).
     return 'allowed';
   }
-  if (typeNode && side !== 'other') {
+  if (node?.keyword === 'type' && side !== 'other') {
     // The tool compares OpenAPI 3.0 types: it calls ["string"] → ["string", "null"] in a response
     // non-breaking and a query parameter narrowed from string to integer non-breaking. Compared
     // here as sets: what a client receives may not widen, what it sends may not narrow.
-    const was = typeSet(resolve(before, typeNode));
-    const now = typeSet(resolve(after, typeNode));
+    const was = typeSet(resolve(before, node.path));
+    const now = typeSet(resolve(after, node.path));
     return (side === 'response' ? covers(was, now) : covers(now, was)) ? 'allowed' : 'breaking';
   }
-  if (
-    side === 'response' &&
-    diff.action === 'remove' &&
-    path[n - 2] === 'responses' &&
-    !/^2/.test(String(path[n - 1]))
-  ) {
-    // An error the server no longer answers breaks no client (the contract names 2xx removals
-    // only); the tool reports every removed response. A changed error body is still judged.
-    return 'allowed';
-  }
-  if (side === 'response' && diff.action === 'add' && path[n - 2] === 'enum' && keywordAt(path, n - 2)) {
-    // A new enum value in a response is allowed: clients must tolerate values they do not know,
-    // as Kubernetes requires of its clients (docs/COMPATIBILITY.md). The tool calls it breaking.
-    return 'allowed';
+  if (node?.keyword === 'enum' && side !== 'other') {
+    // Enum values may be added, in a request and in a response alike: clients must tolerate values
+    // they do not know, as Kubernetes requires of its clients (the tool calls an addition to a
+    // response breaking). None may be removed, from a response either (the tool lets that go):
+    // the contract forbids removing what a release may add. Compared as sets, so that a reorder
+    // is no change.
+    const was = enumSet(resolve(before, node.path));
+    const now = enumSet(resolve(after, node.path));
+    return contains(now, was) ? 'allowed' : 'breaking';
   }
   if (diff.action === 'remove' && path[n - 2] === 'properties' && keywordAt(path, n - 2) && side !== 'other') {
     // A removed field breaks a client either way: one that reads it in a response (even an
@@ -245,15 +261,19 @@ export function breakingChanges(before: OpenApiDocument, after: OpenApiDocument)
   const seen = new Set<string>();
   const changes: BreakingChange[] = [];
   for (const diff of apiCompare(before, after).diffs) {
-    const typeNode = typePath(diff.path);
-    if (contractVerdict(diff, before, after, typeNode) !== 'breaking') continue;
+    const node = keywordNode(diff.path);
+    if (contractVerdict(diff, before, after, node) !== 'breaking') continue;
     let change: BreakingChange;
-    if (typeNode) {
-      // One verdict per `type`, however many entries of a type array changed.
-      const place = placeOf({ ...diff, path: [...typeNode] }, before, after);
-      const was = resolve(before, typeNode);
-      const now = resolve(after, typeNode);
-      change = { operation: place.operation, where: place.where, what: `type ${show(was)} → ${show(now)}` };
+    if (node) {
+      // One line per `type` or `enum`, however many entries of its array changed.
+      const place = placeOf({ ...diff, path: [...node.path] }, before, after);
+      const was = resolve(before, node.path);
+      const now = resolve(after, node.path);
+      change = {
+        operation: place.operation,
+        where: place.where,
+        what: `${node.keyword} ${show(was)} → ${show(now)}`,
+      };
     } else {
       const place = placeOf(diff, before, after);
       change = { operation: place.operation, where: place.where, what: describeChange(diff, place.keyword) };
