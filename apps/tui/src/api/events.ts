@@ -10,14 +10,18 @@ export type { MaintdEvent };
 
 // The payloads' types come from the OpenAPI document; at run time they are checked here, loosely:
 // enough that a malformed event is dropped instead of corrupting the screen; extra fields pass.
-// A kind is any well-formed name: a newer master's kind is shown, not dropped.
+// A kind is any well-formed name: a newer master's kind is shown, not dropped. Likewise the enums a
+// later release may extend (task state and source, cooldown state, error class) take any string:
+// a dropped event would leave its row stale, so the views show a value they do not know verbatim
+// (docs/ARCHITECTURE.md §2.8: masters gate what they write, readers tolerate what they read).
 const Kind = TaskKindSchema;
+const OpenEnum = z.string().min(1);
 const TaskShape = z.looseObject({
   id: z.string(),
   kind: Kind,
   target: z.string(),
-  state: z.enum(['queued', 'running', 'done', 'failed']),
-  source: z.enum(['sweep', 'manual']),
+  state: OpenEnum,
+  source: OpenEnum,
   enqueued_at: z.number(),
   attempt: z.number(),
 });
@@ -32,13 +36,13 @@ const ParkShape = z.looseObject({
 const CooldownShape = z.looseObject({
   kind: Kind,
   target: z.string(),
-  state: z.enum(['cooling', 'below', 'lapsed', 'parked']),
+  state: OpenEnum,
   failures: z.number(),
   until_ms: z.number().nullable(),
   until: z.string().nullable(),
   last_error: z.string(),
   // Absent for a park with no failure record.
-  last_error_class: z.enum(['target', 'infrastructure']).optional(),
+  last_error_class: OpenEnum.optional(),
   first_failure_ms: z.number().optional(),
   last_failure_ms: z.number().optional(),
   last_task_id: z.string().optional(),
@@ -65,7 +69,9 @@ export function parseMaintdEvent(data: string): MaintdEvent | undefined {
     return undefined;
   }
   const parsed = EventShape.safeParse(json);
-  return parsed.success ? sanitizeDeep(parsed.data) : undefined;
+  // The document's types name today's enum values; a later release's pass here as they do in a
+  // REST answer, and every view handles a value outside them.
+  return parsed.success ? (sanitizeDeep(parsed.data) as MaintdEvent) : undefined;
 }
 
 /** What one event-stream connection reports. */

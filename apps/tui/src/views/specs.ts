@@ -88,12 +88,22 @@ export interface ListSpec<T> {
 
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** The tone of a task state. */
-export function stateTone(state: TaskState): Tone {
-  return state === 'queued' ? 'info' : state === 'running' ? 'warn' : state === 'done' ? 'ok' : 'bad';
+const TASK_TONES: Readonly<Record<TaskState, Tone>> = { queued: 'info', running: 'warn', done: 'ok', failed: 'bad' };
+
+/**
+ * The tone of a task state; none for a state of a later release (a string, whatever the
+ * document's enum says), which is shown as it comes.
+ */
+export function stateTone(state: string): Tone | undefined {
+  return Object.hasOwn(TASK_TONES, state) ? TASK_TONES[state as TaskState] : undefined;
 }
 
-const STATE_ORDER: Record<TaskState, number> = { running: 0, queued: 1, failed: 2, done: 3 };
+const STATE_ORDER: Readonly<Record<TaskState, number>> = { running: 0, queued: 1, failed: 2, done: 3 };
+
+/** A state's place in the `state` sort: a later release's states after today's, by name. */
+function stateRank(state: string): number {
+  return Object.hasOwn(STATE_ORDER, state) ? STATE_ORDER[state as TaskState] : 4;
+}
 
 /** What a task says about its result: its error when failed, else its detail. */
 export function taskOutcome(t: Task): string {
@@ -117,7 +127,10 @@ export const TASKS: ListSpec<Task> = {
   search: (t) => `${t.state} ${t.kind} ${t.target} ${t.source} ${t.owner ?? ''} ${taskOutcome(t)}`.toLowerCase(),
   sorts: [
     { label: 'newest', compare: (a, b) => byText(b.id, a.id) },
-    { label: 'state', compare: (a, b) => STATE_ORDER[a.state] - STATE_ORDER[b.state] || byText(b.id, a.id) },
+    {
+      label: 'state',
+      compare: (a, b) => stateRank(a.state) - stateRank(b.state) || byText(a.state, b.state) || byText(b.id, a.id),
+    },
     { label: 'target', compare: (a, b) => byText(a.target, b.target) || byText(b.id, a.id) },
     { label: 'kind', compare: (a, b) => byText(a.kind, b.kind) || byText(b.id, a.id) },
   ],
@@ -161,10 +174,22 @@ export function corePolicy(p: Policy): CooldownPolicy {
   };
 }
 
-const STATE_TONES: Record<CooldownState, Tone> = { parked: 'info', cooling: 'bad', below: 'warn', lapsed: 'muted' };
+const STATE_TONES: Readonly<Record<CooldownState, Tone>> = {
+  parked: 'info',
+  cooling: 'bad',
+  below: 'warn',
+  lapsed: 'muted',
+};
 
-/** The state of an entry at `now`, as a cell: parked, cooling, below (the threshold) or lapsed. */
-export function stateCell(c: Cooldown, now: number): { text: CooldownState; tone: Tone } {
+/**
+ * The state of an entry at `now`, as a cell: parked, cooling, below (the threshold) or lapsed; or,
+ * when the master served a state of a later release, that state as it came, with no tone.
+ */
+export function stateCell(c: Cooldown, now: number): { text: string; tone: Tone | undefined } {
+  // The served `state` is a string whatever the document's enum says: one this dashboard does not
+  // know says something its own reading of the record cannot, so it is shown as it is.
+  const served: string = c.state;
+  if (!Object.hasOwn(STATE_TONES, served)) return { text: served, tone: undefined };
   // Never undefined: there is a record. Worked out at `now`, not taken from the served `state`:
   // a window ends and a park lapses without an event.
   const state = cooldownState(c, c.parked, now)!;
