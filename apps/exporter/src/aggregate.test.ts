@@ -267,6 +267,45 @@ describe('cluster aggregate', () => {
     expect(w.kind('repair').tasks).toEqual({ queued: 1, running: 0, done: 1, failed: 0 });
   });
 
+  it('counts a task of a later release’s state under that state, not as invalid, and out of the queue while in it', async () => {
+    // What a later master writes once its gate is on (docs/ARCHITECTURE.md §2.8): a `held` task.
+    const w = world();
+    const held = (t: TaskRecord): void => w.put(keys.task(t.id), JSON.stringify({ ...t, state: 'held' }));
+    const a = w.task('merge_wal');
+    await w.clock.advance(5000);
+    const b = w.task('merge_wal');
+    held(a);
+    held(w.task('repair', 'running'));
+    const s = w.summary();
+    expect(s.invalidRecords).toBe(0);
+    expect(s.states).toEqual(['queued', 'running', 'done', 'failed', 'held']);
+    expect(w.kind('merge_wal')).toMatchObject({
+      tasks: { queued: 1, running: 0, done: 0, failed: 0, held: 1 },
+      // The held task left the queue: the oldest queued one is the younger.
+      queueOldestAgeSeconds: 0,
+    });
+    expect(w.kind('repair').tasks).toEqual({ queued: 0, running: 0, done: 0, failed: 0, held: 1 });
+    w.move(a, 'queued');
+    expect(w.kind('merge_wal')).toMatchObject({ tasks: { queued: 2, held: 0 }, queueOldestAgeSeconds: 5 });
+    w.move(b, 'done');
+    w.del(keys.task(a.id));
+    expect(w.kind('merge_wal').tasks).toEqual({ queued: 0, running: 0, done: 1, failed: 0, held: 0 });
+  });
+
+  it('leaves out, as invalid, a task whose state is no state’s name or one beyond the states it tells apart', () => {
+    const w = world();
+    const t = w.task('merge_wal');
+    for (const state of ['Held', 'on-hold', 7]) {
+      w.put(keys.task(t.id), JSON.stringify({ ...t, state }));
+      expect(w.summary().invalidRecords).toBe(1);
+      expect(w.kind('merge_wal').tasks).toEqual({ queued: 0, running: 0, done: 0, failed: 0 });
+    }
+    for (let i = 0; i < 4; i++) w.put(keys.task(w.task('merge_wal').id), JSON.stringify({ ...t, state: `s${i}` }));
+    w.put(keys.task(t.id), JSON.stringify({ ...t, state: 'ninth' }));
+    expect(w.summary().states).toHaveLength(8);
+    expect(w.summary().invalidRecords).toBe(1);
+  });
+
   it('shows a kind while a live master runs it or a record of it exists, in name order', () => {
     const w = world();
     const info = { id: 'm1', host: 'h', pid: 1, version: '0.1.0', started_at: 0, pools: {} };
@@ -317,7 +356,7 @@ describe('cluster aggregate', () => {
   it('leaves out a record of a new kind that is undecodable otherwise, and shows no series for that kind', () => {
     const w = world();
     const t = w.task('merge_wal');
-    w.put(keys.task(t.id), '{"kind":"repair","state":"paused"}');
+    w.put(keys.task(t.id), '{"kind":"repair","state":"Paused"}');
     expect(w.summary()).toMatchObject({ invalidRecords: 1, kinds: [] });
   });
 

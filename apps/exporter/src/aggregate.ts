@@ -12,7 +12,7 @@
  * queued task's age comes from its id, a UUIDv7 (`task-id.ts`).
  */
 import { type Keys, keysFor } from '@maintd/core';
-import { type KindTable, MAX_KINDS, createKindTable, internKind } from './kind-table.js';
+import { MAX_KINDS, MAX_STATES, type NameTable, createKindTable, createStateTable, internName } from './name-table.js';
 import { type IsLive, type QueueHeap, createQueueHeap, heapPush } from './queue-heap.js';
 import {
   type CooldownFields,
@@ -25,14 +25,17 @@ import {
 } from './record-fields.js';
 import { taskMapKey, uuidV7Ms } from './task-id.js';
 
-/** States per kind: a task's slot is `kind * STATES + state`. */
-export const STATES = TASK_STATES.length;
+/**
+ * State slots per kind: a task's slot is `kind * STATES + state`. Room for every state a table
+ * may hold, today's and a later release's, so a state first seen mid-sync changes no packed number.
+ */
+export const STATES = MAX_STATES;
 /**
  * Kind and state share the low "digits" of a packed task; the enqueue time is the rest. Sized for
  * the most kinds a table holds, so a kind first seen mid-sync changes no packed number.
  */
 const SLOTS = MAX_KINDS * STATES;
-/** The index of `queued` in TASK_STATES. */
+/** The index of `queued` in every state table: today's states come first, in schema order. */
 const QUEUED = TASK_STATES.indexOf('queued');
 // An enqueue time (ms, ~2^41 today) times SLOTS must stay an exact double: fine up to ~4000 slots.
 if (SLOTS > 4096) throw new Error('too many kinds × states to pack a task into one number');
@@ -50,7 +53,12 @@ interface Sections {
 export interface ClusterAggregate {
   readonly keys: Keys;
   /** Every kind met in a record or a registration; the per-kind arrays below are indexed by it. */
-  readonly kinds: KindTable;
+  readonly kinds: NameTable;
+  /**
+   * Every task state met: today's first, then a later release's as its records show them; the
+   * state part of a task's slot indexes it.
+   */
+  readonly states: NameTable;
   /** Where each section starts: every watched change is matched against them. */
   readonly sections: Sections;
   /**
@@ -111,6 +119,7 @@ export function createAggregate(prefix?: string): ClusterAggregate {
   return {
     keys,
     kinds: createKindTable(),
+    states: createStateTable(),
     sections: sectionsOf(keys),
     tasks: new Map(),
     taskCounts: [],
@@ -169,7 +178,7 @@ function applyMaster(agg: ClusterAggregate, key: string, value: string | undefin
     agg.masters.delete(key);
     return;
   }
-  const kinds = readMasterKinds(value).filter((k) => internKind(agg.kinds, k) >= 0);
+  const kinds = readMasterKinds(value).filter((k) => internName(agg.kinds, k) >= 0);
   agg.masters.set(key, kinds);
   growKinds(agg);
 }
@@ -204,7 +213,7 @@ function applyTask(agg: ClusterAggregate, key: string, value: string | undefined
   }
   const idMs = uuidV7Ms(id);
   const fields =
-    value === undefined ? undefined : noteDecoded(agg, key, readTask(value, idMs === undefined, agg.kinds));
+    value === undefined ? undefined : noteDecoded(agg, key, readTask(value, idMs === undefined, agg.kinds, agg.states));
   // Reading the record may have added its kind, even when another field made it undecodable.
   growKinds(agg);
   if (!fields) {
@@ -242,7 +251,7 @@ function keyKind(
   const slash = rest.indexOf('/');
   const name = slash > 0 ? rest.slice(0, slash) : '';
   // A delete adds no kind: its key held a record only if its kind is already known.
-  const kind = value === undefined ? (agg.kinds.index.get(name) ?? -1) : internKind(agg.kinds, name);
+  const kind = value === undefined ? (agg.kinds.index.get(name) ?? -1) : internName(agg.kinds, name);
   if (kind < 0) {
     if (value !== undefined) agg.invalid.add(key);
     return undefined;

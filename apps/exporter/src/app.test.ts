@@ -7,7 +7,10 @@ import { createExporterMetrics, type MetricsSource } from './metrics.js';
 import type { WatcherStatus } from './watcher.js';
 
 /** A source whose state a test sets directly (the watcher's side is tested against etcd). */
-function source(): MetricsSource & { set(up: boolean, kinds?: readonly string[]): void } {
+function source(): MetricsSource & {
+  set(up: boolean, kinds?: readonly string[]): void;
+  use(summary: ClusterSummary): void;
+} {
   let status: WatcherStatus = { up: false, revision: 0, lastEventMs: undefined };
   let summary: ClusterSummary | undefined;
   return {
@@ -18,6 +21,10 @@ function source(): MetricsSource & { set(up: boolean, kinds?: readonly string[])
       summary = up
         ? { ...summarize(registered(kinds), 0), masters: 2, stores: 10, pendingWalGenerations: 77 }
         : undefined;
+    },
+    use: (s) => {
+      status = { up: true, revision: 42, lastEventMs: 1_700_000_000_500 };
+      summary = s;
     },
   };
 }
@@ -86,6 +93,22 @@ describe('exporter HTTP endpoints', () => {
     const after = await (await a.request('/metrics')).text();
     expect(after).not.toContain('kind="repair"');
     expect(after).toContain('master_cluster_parked{kind="merge_wal"} 0');
+  });
+
+  it('serves a later release’s task state as its own state series, and drops it once a sync no longer meets it', async () => {
+    const { s, app: a } = app();
+    const agg = registered(['merge_wal']);
+    const task = { id: '0190f0e2-0000-7000-8000-000000000001', kind: 'merge_wal', target: 'x', state: 'held' };
+    applyChange(agg, { type: 'put', key: keysFor().task(task.id), value: JSON.stringify(task), modRevision: 2 });
+    s.use(summarize(agg, 0));
+    const held = await (await a.request('/metrics')).text();
+    expect(held).toContain('master_cluster_tasks{kind="merge_wal",state="held"} 1');
+    expect(held).toContain('master_cluster_tasks{kind="merge_wal",state="queued"} 0');
+    expect(held).toContain('maintd_exporter_invalid_records 0');
+    s.set(true, ['merge_wal']);
+    const after = await (await a.request('/metrics')).text();
+    expect(after).not.toContain('state="held"');
+    expect(after).toContain('master_cluster_tasks{kind="merge_wal",state="queued"} 0');
   });
 
   it('serves a landing page linking the endpoints, escaping what it echoes', async () => {

@@ -1,6 +1,5 @@
 import { EVENT_LOOP_SAMPLE_MS, NON_COUNTER_TOTALS } from '@maintd/core';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { TASK_STATES } from './record-fields.js';
 import type { ClusterSummary } from './summary.js';
 import { SYNC_REASONS, type SyncInfo, type WatcherStatus } from './watcher.js';
 
@@ -84,8 +83,9 @@ export function createExporterMetrics(
     registers: clusterRegisters,
   });
   const perKind = [oldestAge, cooling, parked, failuresMax, coolingAge];
-  /** The kinds whose series the registry holds now. */
+  /** The kinds whose series the registry holds now, and the task states of each. */
   let shown = new Set<string>();
+  let shownStates: readonly string[] = [];
   const masters = new Gauge({
     name: 'master_cluster_masters',
     help: 'Live masters (registrations held by their session leases).',
@@ -145,17 +145,20 @@ export function createExporterMetrics(
     const s = source.summary();
     up.set(s ? 1 : 0);
     if (!s) return false;
-    // A kind can leave the summary (its last record gone, no live master running it): its series
-    // go with it rather than keep their last values.
+    // A kind can leave the summary (its last record gone, no live master running it), and a
+    // later release's state can (a full sync starts a new aggregate, which meets only the states
+    // of the records still there): their series go with them rather than keep their last values.
     const now = new Set(s.kinds.map((k) => k.kind));
+    const nowStates = new Set(s.states);
     for (const kind of shown) {
-      if (now.has(kind)) continue;
-      for (const state of TASK_STATES) tasks.remove({ kind, state });
-      for (const g of perKind) g.remove({ kind });
+      const kindGone = !now.has(kind);
+      for (const state of shownStates) if (kindGone || !nowStates.has(state)) tasks.remove({ kind, state });
+      if (kindGone) for (const g of perKind) g.remove({ kind });
     }
     shown = now;
+    shownStates = s.states;
     for (const k of s.kinds) {
-      for (const state of TASK_STATES) tasks.set({ kind: k.kind, state }, k.tasks[state]);
+      for (const state of s.states) tasks.set({ kind: k.kind, state }, k.tasks[state] ?? 0);
       oldestAge.set({ kind: k.kind }, k.queueOldestAgeSeconds);
       cooling.set({ kind: k.kind }, k.cooldownsActive);
       failuresMax.set({ kind: k.kind }, k.cooldownFailuresMax);

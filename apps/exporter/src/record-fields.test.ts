@@ -1,6 +1,6 @@
 import { encodeCooldown, encodePark, encodeTask } from '@maintd/core';
 import { describe, expect, it } from 'vitest';
-import { type KindTable, createKindTable, internKind } from './kind-table.js';
+import { type NameTable, createKindTable, createStateTable, internName } from './name-table.js';
 import {
   TASK_STATES,
   readCooldown,
@@ -11,9 +11,9 @@ import {
 } from './record-fields.js';
 
 /** A table that has met merge_wal, compact and index_id, in that order. */
-function table(): KindTable {
+function table(): NameTable {
   const t = createKindTable();
-  for (const k of ['merge_wal', 'compact', 'index_id']) internKind(t, k);
+  for (const k of ['merge_wal', 'compact', 'index_id']) internName(t, k);
   return t;
 }
 
@@ -30,7 +30,7 @@ const task = {
 
 describe('record fields', () => {
   it('reads the kind, state and enqueued_at of a task record as TaskStore writes it', () => {
-    expect(readTask(encodeTask(task), true, table())).toEqual({
+    expect(readTask(encodeTask(task), true, table(), createStateTable())).toEqual({
       kind: 1,
       state: TASK_STATES.indexOf('done'),
       enqueuedAt: 1_700_000_000_123,
@@ -39,11 +39,11 @@ describe('record fields', () => {
 
   it('never takes a field name quoted inside a string value for the field', () => {
     const first = JSON.stringify({ remark: '"state":"queued"', ...task });
-    expect(readTask(first, false, table())).toMatchObject({ state: TASK_STATES.indexOf('done') });
+    expect(readTask(first, false, table(), createStateTable())).toMatchObject({ state: TASK_STATES.indexOf('done') });
   });
 
   it('reads a record written with whitespace, as a hand-written one may be', () => {
-    expect(readTask(JSON.stringify(task, null, 2), true, table())).toMatchObject({
+    expect(readTask(JSON.stringify(task, null, 2), true, table(), createStateTable())).toMatchObject({
       kind: 1,
       enqueuedAt: 1_700_000_000_123,
     });
@@ -51,24 +51,43 @@ describe('record fields', () => {
 
   it('finds a task undecodable when a field is missing, cut off or of the wrong type', () => {
     const kinds = table();
-    expect(readTask('{"kind":"merge_wal"', false, kinds)).toBeUndefined();
-    expect(readTask('{"kind":"merge_wal","state":"paused"}', false, kinds)).toBeUndefined();
-    expect(readTask('{"kind":"Defrag","state":"done"}', false, kinds)).toBeUndefined();
-    expect(readTask('{"kind":"de\\"frag","state":"done"}', false, kinds)).toBeUndefined();
-    expect(readTask('{"kind":7,"state":"done"}', false, kinds)).toBeUndefined();
+    expect(readTask('{"kind":"merge_wal"', false, kinds, createStateTable())).toBeUndefined();
+    expect(readTask('{"kind":"merge_wal","state":"Paused"}', false, kinds, createStateTable())).toBeUndefined();
+    expect(readTask('{"kind":"merge_wal","state":7}', false, kinds, createStateTable())).toBeUndefined();
+    expect(readTask('{"kind":"Defrag","state":"done"}', false, kinds, createStateTable())).toBeUndefined();
+    expect(readTask('{"kind":"de\\"frag","state":"done"}', false, kinds, createStateTable())).toBeUndefined();
+    expect(readTask('{"kind":7,"state":"done"}', false, kinds, createStateTable())).toBeUndefined();
     expect(kinds.names).toEqual(['merge_wal', 'compact', 'index_id']);
-    expect(readTask('{"kind":"compact","state":"done","enqueued_at":1.5}', true, kinds)).toBeUndefined();
-    expect(readTask('{"kind":"compact","state":"done","enqueued_at":-1}', true, kinds)).toBeUndefined();
-    expect(readTask('{"kind":"compact","state":"done","enqueued_at":"now"}', true, kinds)).toBeUndefined();
+    expect(
+      readTask('{"kind":"compact","state":"done","enqueued_at":1.5}', true, kinds, createStateTable()),
+    ).toBeUndefined();
+    expect(
+      readTask('{"kind":"compact","state":"done","enqueued_at":-1}', true, kinds, createStateTable()),
+    ).toBeUndefined();
+    expect(
+      readTask('{"kind":"compact","state":"done","enqueued_at":"now"}', true, kinds, createStateTable()),
+    ).toBeUndefined();
     // enqueued_at is read only when asked for
-    expect(readTask('{"kind":"compact","state":"done"}', false, kinds)).toBeDefined();
+    expect(readTask('{"kind":"compact","state":"done"}', false, kinds, createStateTable())).toBeDefined();
   });
 
   it('reads a task of a kind it has not met under that kind, which joins the table', () => {
     const kinds = table();
-    expect(readTask(encodeTask({ ...task, kind: 'repair' }), false, kinds)).toMatchObject({ kind: 3 });
-    expect(readTask(encodeTask({ ...task, kind: 'repair', state: 'queued' }), false, kinds)).toMatchObject({ kind: 3 });
+    expect(readTask(encodeTask({ ...task, kind: 'repair' }), false, kinds, createStateTable())).toMatchObject({
+      kind: 3,
+    });
+    expect(
+      readTask(encodeTask({ ...task, kind: 'repair', state: 'queued' }), false, kinds, createStateTable()),
+    ).toMatchObject({ kind: 3 });
     expect(kinds.names).toEqual(['merge_wal', 'compact', 'index_id', 'repair']);
+  });
+
+  it('reads a task of a later release’s state under that state, which joins the state table after today’s', () => {
+    const states = createStateTable();
+    const held = JSON.stringify({ ...task, state: 'held' });
+    expect(readTask(held, false, table(), states)).toMatchObject({ kind: 1, state: TASK_STATES.length });
+    expect(readTask(held, false, table(), states)).toMatchObject({ state: TASK_STATES.length });
+    expect(states.names).toEqual([...TASK_STATES, 'held']);
   });
 
   it('reads the kinds a master registration names, none from one that predates them or is unreadable', () => {

@@ -10,12 +10,15 @@
  * match is always a name, never part of a value.
  */
 import { TaskStateSchema } from '@maintd/core';
-import { type KindTable, kindAt } from './kind-table.js';
+import { type NameTable, nameAt } from './name-table.js';
 
-/** Task states in schema order: a state's index is part of the aggregate's slots. */
+/**
+ * Today's task states in schema order, the first entries of every state table: each is exported
+ * (as 0 when none) for every kind; a later release's state joins as a record shows it.
+ */
 export const TASK_STATES = TaskStateSchema.options;
 
-/** What the aggregate keeps of a task record: indexes into its kind table and TASK_STATES. */
+/** What the aggregate keeps of a task record: indexes into its kind table and its state table. */
 export interface TaskFields {
   readonly kind: number;
   readonly state: number;
@@ -32,13 +35,18 @@ export interface CooldownFields {
 
 /**
  * The kind, state and (with `withEnqueuedAt`) enqueued_at of a task record; undefined if
- * undecodable. A well-formed kind not yet in `kinds` is added to it: a newer master's kind is
- * data, not damage.
+ * undecodable. A well-formed kind not yet in `kinds`, or state not yet in `states`, is added to
+ * it: a later master's kind or state (a `held` task, say) is data, not damage.
  */
-export function readTask(json: string, withEnqueuedAt: boolean, kinds: KindTable): TaskFields | undefined {
+export function readTask(
+  json: string,
+  withEnqueuedAt: boolean,
+  kinds: NameTable,
+  states: NameTable,
+): TaskFields | undefined {
   if (!isObject(json)) return undefined;
-  const kind = kindAt(kinds, json, valueAt(json, '"kind"'));
-  const state = enumAt(json, valueAt(json, '"state"'), TASK_STATES);
+  const kind = nameAt(kinds, json, valueAt(json, '"kind"'));
+  const state = nameAt(states, json, valueAt(json, '"state"'));
   const enqueuedAt = withEnqueuedAt ? wholeAt(json, valueAt(json, '"enqueued_at"')) : 0;
   return kind < 0 || state < 0 || enqueuedAt < 0 ? undefined : { kind, state, enqueuedAt };
 }
@@ -83,7 +91,6 @@ export function readPendingWal(json: string): number | undefined {
   return pending < 0 ? undefined : pending;
 }
 
-const QUOTE = 34;
 const COLON = 58;
 
 /** Whether `json` is braced like an object: a cut-off value is not. */
@@ -105,16 +112,6 @@ function skipSpace(json: string, i: number): number {
   let at = i;
   while (at < json.length && (json[at] === ' ' || json[at] === '\n' || json[at] === '\r' || json[at] === '\t')) at++;
   return at;
-}
-
-/** The index in `names` of the string value at `at`, or -1. */
-function enumAt(json: string, at: number, names: readonly string[]): number {
-  if (at < 0 || json.charCodeAt(at) !== QUOTE) return -1;
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i]!;
-    if (json.startsWith(name, at + 1) && json.charCodeAt(at + 1 + name.length) === QUOTE) return i;
-  }
-  return -1;
 }
 
 /** The non-negative whole number at `at`, or -1 (a fraction, an exponent or a sign is not one). */

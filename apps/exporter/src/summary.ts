@@ -1,13 +1,15 @@
 import { type TaskKind, type TaskState, isParked } from '@maintd/core';
 import { type ClusterAggregate, STATES } from './aggregate.js';
 import { heapOldest } from './queue-heap.js';
-import { TASK_STATES } from './record-fields.js';
 
 /** What the exporter reports for one kind. */
 export interface KindSummary {
   readonly kind: TaskKind;
-  /** Tasks by state (terminal ones until history pruning removes them). */
-  readonly tasks: Readonly<Record<TaskState, number>>;
+  /**
+   * Tasks by state (terminal ones until history pruning removes them): today's states always, and
+   * every state of a later release the aggregate has met, by its name.
+   */
+  readonly tasks: Readonly<Record<TaskState, number> & Record<string, number>>;
   /** Seconds since the oldest queued task was enqueued; 0 when none is queued. */
   readonly queueOldestAgeSeconds: number;
   /** Targets whose cooldown window is open at the summary's time, parked or not. */
@@ -31,6 +33,8 @@ export interface ClusterSummary {
    * registrations and the records, never from a list compiled into the exporter.
    */
   readonly kinds: readonly KindSummary[];
+  /** The task states each kind's `tasks` holds: today's, then those of later releases met. */
+  readonly states: readonly string[];
   /** Live masters (registrations bound to their session leases). */
   readonly masters: number;
   /** Stores in the stats rows of the last scan. */
@@ -49,10 +53,9 @@ export interface ClusterSummary {
 export function summarize(agg: ClusterAggregate, nowMs: number): ClusterSummary {
   const kinds = shownKinds(agg).map((k): KindSummary => {
     const kind = agg.kinds.names[k]!;
-    const tasks = Object.fromEntries(TASK_STATES.map((s, i) => [s, agg.taskCounts[k * STATES + i]!])) as Record<
-      TaskState,
-      number
-    >;
+    const tasks = Object.fromEntries(
+      agg.states.names.map((s, i) => [s, agg.taskCounts[k * STATES + i]!]),
+    ) as KindSummary['tasks'];
     const oldest = heapOldest(agg.queues[k]!, agg.queuedChecks[k]!);
     const parks = agg.parks[k]!;
     let parked = 0;
@@ -84,6 +87,7 @@ export function summarize(agg: ClusterAggregate, nowMs: number): ClusterSummary 
   });
   return {
     kinds,
+    states: [...agg.states.names],
     masters: agg.masters.size,
     stores: agg.stats.size,
     pendingWalGenerations: agg.pendingWalGenerations,

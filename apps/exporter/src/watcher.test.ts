@@ -11,7 +11,9 @@ import {
   type StoreStats,
   StoreUnavailableError,
   type TaskKind,
+  type TaskRecord,
   TaskStore,
+  keysFor,
   seededRandom,
   systemClock,
 } from '@maintd/core';
@@ -214,6 +216,36 @@ describe('ClusterWatcher against a real etcd', () => {
       cooldownFailuresMax: 2,
       parked: 1,
     });
+  });
+
+  it('counts a task a later master left in a state this exporter does not know under that state, from the sync and the watch, none of them invalid', async () => {
+    const prefix = `/test/${randomUUID()}`;
+    const clock = new FakeClock();
+    const kv = newKv();
+    const store = await openStore(kv, prefix, clock);
+    const keys = keysFor(prefix);
+    const early = await store.enqueue('merge_wal', 'a');
+    // Written as a later master writes it once its gate is on (docs/ARCHITECTURE.md §2.8).
+    const hold = async (t: TaskRecord): Promise<void> => {
+      await kv.put(keys.task(t.id), JSON.stringify({ ...t, state: 'held', held_by: 'ops' }));
+    };
+    await hold(early.task);
+    const { w } = newWatcher(newKv(), prefix, clock);
+    await eventually(() => expect(w.up).toBe(true));
+    const metrics = createExporterMetrics(w, { defaultMetrics: false });
+    expect(w.summary()?.kinds).toMatchObject([{ kind: 'merge_wal', tasks: { queued: 0, held: 1 } }]);
+
+    await clock.advance(3000);
+    const late = await store.enqueue('merge_wal', 'b');
+    await store.enqueue('merge_wal', 'c');
+    await hold(late.task);
+    await caughtUp(w, kv, prefix);
+    expect(w.summary()).toMatchObject({ invalidRecords: 0, states: ['queued', 'running', 'done', 'failed', 'held'] });
+    expect(w.summary()?.kinds).toMatchObject([{ kind: 'merge_wal', tasks: { queued: 1, held: 2 } }]);
+    const text = await metrics.render();
+    expect(text).toContain('master_cluster_tasks{kind="merge_wal",state="held"} 2');
+    expect(text).toContain('master_cluster_tasks{kind="merge_wal",state="queued"} 1');
+    expect(text).toContain('maintd_exporter_invalid_records 0');
   });
 
   it('re-syncs from a fresh range when its watch starts on a compacted revision', async () => {

@@ -1,4 +1,4 @@
-import { type Kv, type TaskKind, type TaskStore, isCooling, isParked } from '@maintd/core';
+import { type Kv, type TaskKind, type TaskStore, TaskStateSchema, isCooling, isParked } from '@maintd/core';
 import type { ClusterSummary, KindSummary } from '../src/summary.js';
 
 import { eventually } from '@maintd/core/testing';
@@ -40,6 +40,7 @@ export async function expectedSummary(store: TaskStore, nowMs: number): Promise<
   });
   return {
     kinds,
+    states: [...TaskStateSchema.options],
     masters: masters.length,
     stores: stats.length,
     pendingWalGenerations: stats.reduce((n, s) => n + s.pending_wal_generations, 0),
