@@ -29,6 +29,8 @@ export class Scheduler {
   /** Aborts executors still running when the shutdown grace runs out. */
   readonly #abandon = new AbortController();
   readonly #loops: Promise<void>[] = [];
+  /** The pools' claim loops (also in {@link #loops}): stop() waits for them before their runs. */
+  readonly #claimLoops: Promise<void>[] = [];
   readonly #queueWatch: QueueWatch;
   #started = false;
   /** The cluster record as the last cluster check read it. */
@@ -84,7 +86,7 @@ export class Scheduler {
       }),
       recoveryLoop(this.#ctx, () => this.#wakeAll()),
       queueDepthLoop(this.#ctx),
-      ...this.#pools.map((p) => p.loop()),
+      ...this.#pools.map((p) => this.#claimLoop(p)),
     );
     void this.#queueWatch.run();
   }
@@ -97,6 +99,10 @@ export class Scheduler {
     this.#stop.abort();
     this.#wakeAll();
     await this.#queueWatch.close();
+    // A claim on its way to etcd when stop() began may still commit and start a run: take the runs
+    // to wait for once the pools have stopped claiming, or that run goes on after the session is
+    // released and recovery runs its task a second time (docs/ARCHITECTURE.md §3.2, Stopping).
+    await Promise.all(this.#claimLoops);
     const running = this.#pools.flatMap((p) => p.running());
     const grace = new AbortController();
     const allDone = Promise.all(running).then(() => true);
@@ -113,6 +119,13 @@ export class Scheduler {
     if (!finished) this.#abandon.abort();
     await Promise.all(this.#loops);
     return { finished, abandoned };
+  }
+
+  /** Starts a pool's claim loop, kept for stop(). */
+  #claimLoop(pool: Pool): Promise<void> {
+    const loop = pool.loop();
+    this.#claimLoops.push(loop);
+    return loop;
   }
 
   /** True when no task runs and no periodic job is between waking up and finishing here. */
