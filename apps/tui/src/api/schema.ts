@@ -509,7 +509,7 @@ export interface components {
       /** @description The cluster features the master understands (docs/ARCHITECTURE.md §2.8): none switches on before every live master lists it; absent from a master that predates them */
       features?: string[];
     };
-    /** @description The cluster's feature gates as this master sees them: which versions run, and which features wait for which masters */
+    /** @description What the live masters agree to write: a feature is switched on only once every live master understands it, and never switched off */
     Cluster: {
       /** @description The distinct maintd versions the live masters run, sorted */
       versions: string[];
@@ -1271,7 +1271,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Cluster'] & unknown;
+          'application/json': components['schemas']['Cluster'];
         };
       };
       /** @description Invalid request; the message names the field, or the unknown query parameter or body field */

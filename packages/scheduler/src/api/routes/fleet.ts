@@ -67,9 +67,7 @@ export const mastersRoute = createRoute({
       z
         .object({
           masters: z.array(Master).describe('Live masters'),
-          cluster: ClusterSchema.describe(
-            "The cluster's feature gates as this master sees them: which versions run, and which features wait for which masters",
-          ),
+          cluster: ClusterSchema,
         })
         .openapi('MasterList', { description: 'The live masters' }),
       'Masters',
