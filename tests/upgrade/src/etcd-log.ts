@@ -13,7 +13,8 @@ export interface Change {
 }
 
 /** The parts of the keyspace the checks replay. */
-let revision0 = 0;
+/** Markers written so far (each marker write has a new value, so etcd always records it). */
+let markers = 0;
 const KEPT = ['tasks/', 'cooldown/', 'parked/', 'sweeps/', 'masters/'];
 
 /**
@@ -100,7 +101,7 @@ export class EtcdLog {
    * the prefix (`<prefix>~marker`, which no daemon reads) and waits for its revision to arrive.
    */
   async caughtUp(timeoutMs = 20_000): Promise<void> {
-    const { revision } = await this.#kv.put(this.#marker, String(revision0++));
+    const { revision } = await this.#kv.put(this.#marker, String(markers++));
     const deadline = performance.now() + timeoutMs;
     while (this.#lastRevision < revision) {
       if (performance.now() > deadline) throw new Error(`etcd log stuck at ${this.#lastRevision} < ${revision}`);

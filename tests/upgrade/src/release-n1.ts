@@ -38,7 +38,13 @@ interface Manifest {
 
 /** Installs the tarballs of `dir` into `project` (an empty directory) and finds their binaries. */
 export async function installReleaseN1(dir: string, project: string): Promise<ReleaseN1> {
-  const tarballs = (await readdir(dir)).filter((f) => f.endsWith('.tgz'));
+  const tarballs = (
+    await readdir(dir).catch((err: unknown) => {
+      throw new Error(`N-1's tarballs are not where this test looks (${dir}): see tests/upgrade/README.md`, {
+        cause: err,
+      });
+    })
+  ).filter((f) => f.endsWith('.tgz'));
   const paths = PACKAGES.map((name) => {
     const file = tarballs.find((f) => f.startsWith(`maintd-${name}-`));
     if (!file) throw new Error(`${dir} holds no maintd-${name}-*.tgz (found: ${tarballs.join(', ') || 'none'})`);

@@ -6,7 +6,7 @@
  * again. N runs a kind N-1 does not know. After each step, checks against a random live master;
  * at the end, every task and every failure count is judged on etcd's ordered history.
  */
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ const SEED = process.env.UPGRADE_SEED ? Number(process.env.UPGRADE_SEED) : rando
 const PREVIOUS_DIR = process.env.UPGRADE_PREVIOUS_DIR ?? PREVIOUS_RELEASE_DIR;
 
 /** How long the fleet runs under load after each step, before its checks. */
-const DWELL_MS = 8000;
+const DWELL_MS = 10_000;
 const WORKERS = 3;
 const STORES = 12;
 const BROKEN = 3;
@@ -66,6 +66,13 @@ const MASTER_ENV = {
 /** N's extra kind sweeps too. */
 const N_ENV = { [EXTRA_KIND_ENV.interval]: '3' };
 
+/**
+ * A generator for one use of the seed: xoroshiro's first draws from nearby small seeds are close
+ * to each other (seeds 7 and 31 gave one order), so each stream starts from a hash of seed and use.
+ */
+const stream = (use: string): Random =>
+  seededRandom(createHash('sha256').update(`${SEED}/${use}`).digest().readUInt32LE(0));
+
 const log = (msg: string, fields: Record<string, unknown> = {}): void => {
   console.log(`[upgrade] ${msg}${Object.keys(fields).length ? ` ${JSON.stringify(fields)}` : ''}`);
 };
@@ -98,7 +105,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     SHIPPED.includes(kind) || (release === 'N' && kind === EXTRA_KIND);
 
   beforeAll(async () => {
-    random = seededRandom(SEED);
+    random = stream('plan');
     log('seed', { seed: SEED, previous: PREVIOUS_DIR });
     scratch = await mkdtemp(join(tmpdir(), 'maintd-upgrade-'));
     cleanup.add(() => rm(scratch, { recursive: true, force: true }));
@@ -173,7 +180,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
 
     // ---- N-1 alone: tasks, failures, windows and a park are live --------------------------------
     const probe = probeApis(hosts, answers);
-    const load = enqueueLoad(hosts, workers.stores, EXTRA_KIND, seededRandom(SEED + 1), enqueued);
+    const load = enqueueLoad(hosts, workers.stores, EXTRA_KIND, stream('load'), enqueued);
     const [parkedStore] = healthy;
     const park = await api(hosts[0]!).raw(`/scheduler/cooldowns/merge_wal/${parkedStore!}`, {
       method: 'PUT',
