@@ -14,7 +14,7 @@ describe('the cluster feature gates over the API', () => {
   });
 
   /** Registers a master of a newer release, as its session would, understanding `held_tasks`. */
-  const registerNewer = (): Promise<void> =>
+  const registerNewer = (): Promise<unknown> =>
     m.kv.put(
       m.store.keys.master('newer-1'),
       JSON.stringify({
