@@ -181,6 +181,8 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     // ---- N-1 alone: tasks, failures, windows and a park are live --------------------------------
     const probe = probeApis(hosts, answers);
     const load = enqueueLoad(hosts, workers.stores, EXTRA_KIND, stream('load'), enqueued);
+    // A failed check must not leave the loops running against stopped daemons (stop() is idempotent).
+    cleanup.add(() => Promise.all([load.stop(), probe.stop()]));
     const [parkedStore] = healthy;
     const park = await api(hosts[0]!).raw(`/scheduler/cooldowns/merge_wal/${parkedStore!}`, {
       method: 'PUT',
