@@ -289,7 +289,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     }, 15_000);
     await drain.stop();
 
-    // No task lost: every accepted enqueue is in etcd, and every task ended done or failed.
+    // The run's figures first, so that a failure below still reports them.
     const accepted = enqueued.filter((e) => e.id !== undefined);
     const calls = new Map<string, number>();
     for (const p of proxies) for (const [k, v] of p.calls()) calls.set(k, (calls.get(k) ?? 0) + v);
@@ -318,6 +318,9 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
       watch_resumes: etcdLog.resumes,
     });
     log('figures', figures);
+
+    // No task lost: every accepted enqueue is in etcd (and every task ended done or failed: the
+    // drain above waited for it).
     const missing = accepted.filter((e) => !r.tasks.has(e.id!));
     expect(missing, 'accepted enqueues missing from etcd').toEqual([]);
     // No task run twice: one claim per task, and the workers saw exactly the runs the claims say.
