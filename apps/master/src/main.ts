@@ -16,6 +16,7 @@ import {
   checkCluster,
   createMetrics,
   featureNames,
+  poolSizes,
   storeOptions,
   tooOldMessage,
 } from '@maintd/scheduler';
@@ -164,7 +165,7 @@ export async function main(argv: readonly string[]): Promise<void> {
             pid: process.pid,
             version: VERSION,
             started_at: clock.now(),
-            pools: { general: config.pools.taskConcurrency, merge: config.pools.mergeWalConcurrency },
+            pools: poolSizes(config.pools),
           },
           onSessionEvent: (e) => {
             if (e.type === 'lost') {

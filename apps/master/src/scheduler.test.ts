@@ -213,7 +213,7 @@ describe('Scheduler', () => {
     const m = track(
       await openMaster(endpoints, new FakeClock(), {
         workers: { endpoints: [fleet.url], timeoutSecs: 60 },
-        pools: { taskConcurrency: 1, mergeWalConcurrency: 2 },
+        pools: { taskConcurrency: 1, own: { merge: 2 } },
       }),
     );
     m.scheduler.start();

@@ -1,5 +1,5 @@
 import { type Keys, type Kv, MemoryKv, type TaskRecord, TaskStore, seededRandom } from '@maintd/core';
-import { Scheduler, createMetrics, loadConfig, storeOptions } from '@maintd/scheduler';
+import { Scheduler, createMetrics, loadConfig, poolSizes, storeOptions } from '@maintd/scheduler';
 import { pino } from 'pino';
 import { Fleet } from './fleet.js';
 import type { MergeRun } from './merge-executor.js';
@@ -216,7 +216,7 @@ export async function runIncident(o: IncidentOptions): Promise<IncidentResult> {
           pid: i,
           version: 'sim',
           started_at: clock.now(),
-          pools: { merge: config.pools.mergeWalConcurrency },
+          pools: poolSizes(config.pools),
         },
       }),
     );

@@ -47,10 +47,13 @@ export interface Config {
     readonly kinds: Readonly<Partial<Record<TaskKind, SweepConfig>>>;
   };
   readonly pools: {
-    /** TASK_CONCURRENCY, default 4 (general pool: compact). */
+    /** TASK_CONCURRENCY, default 4: the general pool's slots. */
     readonly taskConcurrency: number;
-    /** MERGE_WAL_CONCURRENCY, default 4; 0 = one pool claims every kind. */
-    readonly mergeWalConcurrency: number;
+    /**
+     * The slots of each pool a kind declares (its `pool.sizeSetting`, e.g. MERGE_WAL_CONCURRENCY
+     * for `merge`), by pool name; 0 = none, the general pool runs its kinds.
+     */
+    readonly own: Readonly<Record<string, number>>;
   };
   readonly tasks: {
     /** TASK_MAX_ATTEMPTS, default 5. */

@@ -4,9 +4,10 @@ export { FEATURES, type FeatureRegistry, type FeatureSpec, featureNames } from '
 export { checkCluster, tooOldMessage } from './scheduler/cluster-check.js';
 export { KINDS, KIND_NAMES, type KindRegistry, kindNames, kindSpec } from './kinds/index.js';
 export { PRETTY_LOG_FORMAT } from './log-format.js';
-export type { FollowUp, KindContext, KindRun, KindSpec, PoolName, SweepSpec } from './kinds/spec.js';
+export type { FollowUp, KindContext, KindRun, KindSpec, PoolSpec, SweepSpec } from './kinds/spec.js';
 export { type Metrics, createMetrics } from './metrics.js';
 export { Scheduler } from './scheduler.js';
+export { poolSizes } from './scheduler/pools.js';
 export type { SchedulerDeps } from './scheduler/context.js';
 export type { ScanSummary } from './scheduler/stats-scan.js';
 export type { SweepSummary } from './scheduler/sweep.js';

@@ -3,20 +3,20 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { KIND_NAMES } from './kinds/index.js';
 
 /** Buckets of job-latency histograms (seconds), as the original master. */
-const JOB_BUCKETS = [0.5, 2, 10, 30, 120, 600, 1800];
+export const JOB_BUCKETS = [0.5, 2, 10, 30, 120, 600, 1800];
 /** Buckets of request-latency histograms (seconds). */
 const REQUEST_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60];
 
-/** The master's Prometheus metrics (docs/ARCHITECTURE.md §3.5), on a registry of its own. No per-target labels. */
+/**
+ * The master's Prometheus metrics (docs/ARCHITECTURE.md §3.5), on a registry of its own; a kind's own
+ * metrics join the same registry from its spec (`KindSpec.metrics`). No per-target labels.
+ */
 export interface Metrics {
   readonly registry: Registry;
   readonly enqueued: Counter<'kind' | 'source'>;
   readonly queueDepth: Gauge<'kind'>;
   readonly tasks: Counter<'kind' | 'result'>;
   readonly taskDuration: Histogram<'kind'>;
-  readonly mergeWorkers: Counter<'result'>;
-  readonly mergeWorkerDuration: Histogram;
-  readonly generationsReclaimed: Counter;
   readonly cooldowns: Counter<'kind'>;
   readonly cooldownCleared: Counter<'kind' | 'reason'>;
   readonly guardOverflow: Counter<'kind'>;
@@ -67,23 +67,6 @@ export function createMetrics(options: { readonly processMetrics?: boolean; read
       help: 'Work time of tasks this master ran, by kind.',
       labelNames: ['kind'],
       buckets: JOB_BUCKETS,
-      registers,
-    }),
-    mergeWorkers: new Counter({
-      name: 'master_merge_wal_workers_total',
-      help: 'Per-worker merge-wal calls by result (ok, not_found, http_error, transport_error).',
-      labelNames: ['result'],
-      registers,
-    }),
-    mergeWorkerDuration: new Histogram({
-      name: 'master_merge_wal_worker_duration_seconds',
-      help: 'Duration of one merge-wal call to one worker.',
-      buckets: JOB_BUCKETS,
-      registers,
-    }),
-    generationsReclaimed: new Counter({
-      name: 'master_merge_wal_generations_reclaimed_total',
-      help: 'WAL generations merged by workers on this master’s requests.',
       registers,
     }),
     cooldowns: new Counter({

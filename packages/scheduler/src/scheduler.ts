@@ -3,6 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { featureNames } from './features/index.js';
 import { kindNames, kindSpec } from './kinds/index.js';
 import { clusterLoop } from './scheduler/cluster-check.js';
+import { kindObservers } from './scheduler/kind-metrics.js';
 import { type LoopContext, type SchedulerDeps, featuresOf, loopContext, registryOf } from './scheduler/context.js';
 import { type PeriodicJob, periodicLoop } from './scheduler/periodic.js';
 import { Pool, planPools } from './scheduler/pools.js';
@@ -42,7 +43,10 @@ export class Scheduler {
     // Every in-flight worker call listens on these (a scan asks every worker at once): the
     // default cap of 10 listeners would warn on any fleet of ten workers.
     setMaxListeners(1000, this.#stop.signal, this.#abandon.signal);
-    const run = (claim: Claim): Promise<void> => runTask(deps, this.#abandon.signal, claim);
+    // A kind's own metrics are registered now, so that a scrape shows them before its first run.
+    const observers = kindObservers(deps.metrics.registry, registryOf(deps));
+    const run = (claim: Claim): Promise<void> =>
+      runTask(deps, this.#abandon.signal, claim, observers.get(claim.task.kind));
     this.#pools = planPools(deps.config.pools, registryOf(deps)).map((plan) => new Pool(plan, this.#ctx, run));
     this.#queueWatch = new QueueWatch(
       this.#ctx,

@@ -57,13 +57,13 @@ const DOCUMENTED = [
   'WORKER_TOKEN',
   'WORKER_TIMEOUT_SECS',
   'STATS_SCAN_INTERVAL_SECS',
+  'MERGE_WAL_CONCURRENCY',
   'MERGE_WAL_INTERVAL_SECS',
   'MERGE_WAL_MIN_GENERATIONS',
   'COMPACTION_INTERVAL_SECS',
   'MIN_FRAGMENTS',
   'SWEEP_MAX_NEW_TASKS',
   'TASK_CONCURRENCY',
-  'MERGE_WAL_CONCURRENCY',
   'TASK_MAX_ATTEMPTS',
   'TASK_HISTORY_LIMIT',
   'TASK_HISTORY_TTL_SECS',
@@ -104,7 +104,7 @@ describe('loadConfig defaults', () => {
         maxNewTasks: 256,
         kinds: { merge_wal: { intervalSecs: 600, threshold: 8 }, compact: { intervalSecs: 600, threshold: 16 } },
       },
-      pools: { taskConcurrency: 4, mergeWalConcurrency: 4 },
+      pools: { taskConcurrency: 4, own: { merge: 4 } },
       tasks: { maxAttempts: 5, historyLimit: 1000, historyTtlSecs: 86400 },
       cooldown: {
         afterFailures: 3,
@@ -256,7 +256,7 @@ describe('parsing values', () => {
     });
     expect(c.port).toBe(65535);
     expect(c.etcd.leaseTtlSecs).toBe(MIN_SESSION_TTL_SECS);
-    expect(c.pools.mergeWalConcurrency).toBe(0);
+    expect(c.pools.own).toEqual({ merge: 0 });
     expect(c.tasks.historyTtlSecs).toBe(0);
     expect(c.cooldown).toMatchObject({ afterFailures: 0, baseSecs: 60, maxSecs: 60, jitter: 0.99, maxPercent: 100 });
     expect(c.shutdownGraceSecs).toBe(0);

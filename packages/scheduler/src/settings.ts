@@ -107,10 +107,7 @@ const shape = {
     description: 'Most tasks one sweep enqueues.',
   }),
   TASK_CONCURRENCY: setting(wholeNumber(1), '4', {
-    description: 'Slots of the general pool (compactions; every kind when MERGE_WAL_CONCURRENCY is 0).',
-  }),
-  MERGE_WAL_CONCURRENCY: setting(wholeNumber(0), '4', {
-    description: 'Slots of the merge-wal pool; 0 = no separate pool, the general pool claims every kind.',
+    description: 'Slots of the general pool: every kind without a pool of its own, or whose pool has 0 slots.',
   }),
   TASK_MAX_ATTEMPTS: setting(wholeNumber(1), String(DEFAULT_STORE_OPTIONS.maxAttempts), {
     description:
@@ -279,6 +276,17 @@ function sweepConfigs(s: Resolved): Config['sweeps']['kinds'] {
   return out;
 }
 
+/** The slots of each pool a kind declares, read from the setting its spec names. */
+function poolConfigs(s: Resolved): Config['pools']['own'] {
+  const values = s as unknown as Readonly<Record<string, number>>;
+  const out: Record<string, number> = {};
+  for (const kind of KIND_NAMES) {
+    const pool = kindSpec(kind).pool;
+    if (pool) out[pool.name] = values[pool.sizeSetting] ?? 0;
+  }
+  return out;
+}
+
 function toConfig(s: Resolved): Config {
   const cooldown: CooldownPolicy = {
     afterFailures: s.TASK_COOLDOWN_AFTER_FAILURES,
@@ -304,7 +312,7 @@ function toConfig(s: Resolved): Config {
     sweeps: { maxNewTasks: s.SWEEP_MAX_NEW_TASKS, kinds: sweepConfigs(s) },
     pools: {
       taskConcurrency: s.TASK_CONCURRENCY,
-      mergeWalConcurrency: s.MERGE_WAL_CONCURRENCY,
+      own: poolConfigs(s),
     },
     tasks: {
       maxAttempts: s.TASK_MAX_ATTEMPTS,

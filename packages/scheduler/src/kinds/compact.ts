@@ -50,7 +50,6 @@ async function runCompact(
 
 /** `compact`: rewrite a store's base table into fewer fragments, on the workers that own it. */
 export const compact = {
-  pool: 'general',
   route: ROUTE,
   sweep: {
     job: 'compaction-sweep',

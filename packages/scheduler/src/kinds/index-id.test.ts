@@ -2,14 +2,11 @@ import type { TaskOutcome } from '@maintd/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type StubReply, type StubWorker, refusedUrl, startStubWorker } from '../testing/stub-worker.js';
 import type { ExecutorDeps } from '../executor.js';
-import { createMetrics } from '../metrics.js';
 import { indexId } from './index-id.js';
-
-const metrics = createMetrics({ processMetrics: false });
 
 /** One index build through the kind's plug-in, with `owners` as the store's stats row would give them. */
 const runIndexId = (target: string, deps: ExecutorDeps & { readonly owners?: readonly string[] }) =>
-  indexId.run(target, { ...deps, owners: () => Promise.resolve(deps.owners), metrics });
+  indexId.run(target, { ...deps, owners: () => Promise.resolve(deps.owners) });
 
 const workers: StubWorker[] = [];
 afterEach(async () => {

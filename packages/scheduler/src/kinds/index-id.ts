@@ -37,7 +37,6 @@ async function runIndexId(
  * `compaction_that_rewrites_fragments_enqueues_id_index`); no sweep of its own.
  */
 export const indexId = {
-  pool: 'general',
   route: ROUTE,
   follows: { after: 'compact', when: (facts) => (facts.fragments_added ?? 0) > 0 },
   settings: {},

@@ -2,7 +2,6 @@ import { type TaskOutcome, sanitizeError } from '@maintd/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type StubReply, type StubWorker, refusedUrl, startStubWorker } from '../testing/stub-worker.js';
 import type { ExecutorDeps, WorkerAttempt } from '../executor.js';
-import { createMetrics } from '../metrics.js';
 import { mergeWal } from './merge-wal.js';
 
 // eslint-disable-next-line no-control-regex
@@ -19,14 +18,12 @@ async function stub(reply: StubReply): Promise<StubWorker> {
   return w;
 }
 
-const metrics = createMetrics({ processMetrics: false });
-
 /**
  * One merge through the kind's plug-in: what it reclaimed, from its facts, and its attempts,
  * which are the merge's own (each with the generations its worker folded).
  */
 async function runMergeWal(target: string, deps: ExecutorDeps) {
-  const r = await mergeWal.run(target, { ...deps, owners: () => Promise.resolve(undefined), metrics });
+  const r = await mergeWal.run(target, { ...deps, owners: () => Promise.resolve(undefined) });
   const attempts = r.attempts as readonly (WorkerAttempt & { readonly reclaimed: number })[];
   return { outcome: r.outcome, reclaimed: r.facts?.reclaimed, attempts };
 }

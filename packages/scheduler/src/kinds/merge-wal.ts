@@ -1,5 +1,6 @@
 import type { TaskOutcome } from '@maintd/core';
 import { timerSecs, setting, wholeNumber } from '@maintd/settings';
+import { Counter, Histogram } from 'prom-client';
 import { z } from 'zod';
 import {
   type ExecutorDeps,
@@ -10,6 +11,7 @@ import {
   callStoreRoute,
   checkTarget,
 } from '../executor.js';
+import { JOB_BUCKETS } from '../metrics.js';
 import { isStoreError } from '../workers/client.js';
 import type { KindRun, KindSpec } from './spec.js';
 
@@ -93,7 +95,7 @@ async function runMergeWal(target: string, deps: ExecutorDeps): Promise<MergeWal
 
 /** `merge_wal`: fold a store's pending WAL generations into its base table, on every worker. */
 export const mergeWal = {
-  pool: 'merge',
+  pool: { name: 'merge', sizeSetting: 'MERGE_WAL_CONCURRENCY' },
   route: ROUTE,
   sweep: {
     job: 'merge-wal-sweep',
@@ -102,6 +104,9 @@ export const mergeWal = {
     backlog: (row) => row.pending_wal_generations,
   },
   settings: {
+    MERGE_WAL_CONCURRENCY: setting(wholeNumber(0), '4', {
+      description: 'Slots of the merge-wal pool; 0 = no pool of its own, the general pool runs merges too.',
+    }),
     MERGE_WAL_INTERVAL_SECS: setting(timerSecs(0), '600', {
       description: 'How often the merge-wal sweep runs; 0 disables automatic merges.',
     }),
@@ -109,13 +114,35 @@ export const mergeWal = {
       description: 'Pending WAL generations at which the sweep enqueues a merge.',
     }),
   },
+  metrics: (registry) => {
+    const registers = [registry];
+    const workers = new Counter({
+      name: 'master_merge_wal_workers_total',
+      help: 'Per-worker merge-wal calls by result (ok, not_found, http_error, transport_error).',
+      labelNames: ['result'],
+      registers,
+    });
+    const duration = new Histogram({
+      name: 'master_merge_wal_worker_duration_seconds',
+      help: 'Duration of one merge-wal call to one worker.',
+      buckets: JOB_BUCKETS,
+      registers,
+    });
+    const reclaimed = new Counter({
+      name: 'master_merge_wal_generations_reclaimed_total',
+      help: 'WAL generations merged by workers on this master’s requests.',
+      registers,
+    });
+    return (run) => {
+      reclaimed.inc(run.facts?.reclaimed ?? 0);
+      for (const a of run.attempts) {
+        workers.inc({ result: a.result });
+        duration.observe(a.seconds);
+      }
+    };
+  },
   run: async (target, ctx): Promise<KindRun> => {
     const r = await runMergeWal(target, ctx);
-    ctx.metrics.generationsReclaimed.inc(r.reclaimed);
-    for (const a of r.attempts) {
-      ctx.metrics.mergeWorkers.inc({ result: a.result });
-      ctx.metrics.mergeWorkerDuration.observe(a.seconds);
-    }
     return { outcome: r.outcome, attempts: r.attempts, facts: { reclaimed: r.reclaimed } };
   },
 } satisfies KindSpec;

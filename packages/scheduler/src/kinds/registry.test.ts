@@ -1,18 +1,32 @@
 import { FakeClock, MemoryKv, type TaskRecord } from '@maintd/core';
 import { eventually } from '@maintd/core/testing';
+import { Counter } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { planPools } from '../scheduler/pools.js';
 import { type TestScheduler, openScheduler } from '../testing/index.js';
 import { KINDS, KIND_NAMES, type KindRegistry, kindNames, kindSpec } from './index.js';
 import type { KindSpec } from './spec.js';
 
 /** A plain kind as a test adds it: one spec, and one line in a registry of its own. */
 const vacuum: KindSpec = {
-  pool: 'general',
   route: 'vacuum',
   settings: {},
   run: (target) => Promise.resolve({ outcome: { ok: true, detail: `vacuumed ${target}` }, attempts: [] }),
 };
 const WITH_VACUUM: KindRegistry = { ...KINDS, vacuum };
+
+/** A kind with a pool and metrics of its own, both declared in its spec: still one spec and one line. */
+const defrag: KindSpec = {
+  route: 'defrag',
+  pool: { name: 'defrag', sizeSetting: 'DEFRAG_CONCURRENCY' },
+  settings: {},
+  metrics: (registry) => {
+    const moved = new Counter({ name: 'master_defrag_pages_moved_total', help: 'Pages moved.', registers: [registry] });
+    return (run) => moved.inc(run.facts?.moved ?? 0);
+  },
+  run: () => Promise.resolve({ outcome: { ok: true, detail: 'moved 3 pages' }, attempts: [], facts: { moved: 3 } }),
+};
+const WITH_DEFRAG: KindRegistry = { ...KINDS, defrag };
 
 describe('the kind registry', () => {
   const cleanup: (() => Promise<void>)[] = [];
@@ -61,5 +75,35 @@ describe('the kind registry', () => {
     expect(masters.find((m) => m.id === newer.config.masterId)?.kinds).toEqual([...KIND_NAMES, 'vacuum']);
     expect(masters.find((m) => m.id === older.config.masterId)?.kinds).toEqual(KIND_NAMES);
     expect(await newer.metrics.registry.metrics()).toMatch(/^master_tasks_total\{kind="vacuum",result="success"\} 1$/m);
+  });
+
+  it('plans a pool a kind declares as its own once its setting gives it slots, and the general pool runs it at 0', () => {
+    expect(planPools({ taskConcurrency: 4, own: { merge: 2, defrag: 1 } }, WITH_DEFRAG)).toEqual([
+      { name: 'general', kinds: ['compact', 'index_id'], size: 4 },
+      { name: 'merge', kinds: ['merge_wal'], size: 2 },
+      { name: 'defrag', kinds: ['defrag'], size: 1 },
+    ]);
+    expect(planPools({ taskConcurrency: 4, own: { merge: 0, defrag: 0 } }, WITH_DEFRAG)).toEqual([
+      { name: 'general', kinds: ['merge_wal', 'compact', 'index_id', 'defrag'], size: 4 },
+    ]);
+  });
+
+  it('runs a kind with its own pool and metrics, both from its spec, and registers the metrics before its first run', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const kv = new MemoryKv({ clock });
+    cleanup.push(() => kv.close());
+    const s = await openScheduler(
+      kv,
+      clock,
+      { etcd: { prefix: `/test/defrag-${clock.now()}` }, pools: { own: { defrag: 1 } } },
+      { kinds: WITH_DEFRAG },
+    );
+    cleanup.push(() => s.close());
+    expect(s.scheduler.poolSizes()).toEqual({ general: 4, merge: 4, defrag: 1 });
+    expect(await s.metrics.registry.metrics()).toMatch(/^master_defrag_pages_moved_total 0$/m);
+    const { task } = await s.store.enqueue('defrag', 'store-1', { source: 'manual' });
+    s.scheduler.start();
+    await eventually(async () => expect((await s.store.getTask(task.id))?.state).toBe('done'));
+    expect(await s.metrics.registry.metrics()).toMatch(/^master_defrag_pages_moved_total 3$/m);
   });
 });

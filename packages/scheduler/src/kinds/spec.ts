@@ -1,10 +1,19 @@
 import type { StoreStats, TaskKind, TaskOutcome } from '@maintd/core';
 import type { z } from 'zod';
 import type { ExecutorDeps, WorkerAttempt } from '../executor.js';
-import type { Metrics } from '../metrics.js';
+import type { Registry } from 'prom-client';
 
-/** The scheduler's pools (docs/ARCHITECTURE.md §3.2); with MERGE_WAL_CONCURRENCY 0 the general pool runs every kind. */
-export type PoolName = 'general' | 'merge';
+/**
+ * A pool of a kind's own (docs/ARCHITECTURE.md §3.2): slots that only its kinds use, so that they
+ * neither wait behind nor crowd out the rest. Kinds without one run in the general pool
+ * (`TASK_CONCURRENCY`), and so do a pool's kinds while its setting is 0.
+ */
+export interface PoolSpec {
+  /** Its name, as the master's registration and logs show it; kinds naming one name share it. */
+  readonly name: string;
+  /** The setting (env var, declared in the kind's `settings`) holding its slots; 0: no pool of its own. */
+  readonly sizeSetting: string;
+}
 
 /** A kind's automatic sweep: which stores are due, and the settings that pace it. */
 export interface SweepSpec {
@@ -18,9 +27,8 @@ export interface SweepSpec {
   readonly backlog: (row: StoreStats) => number;
 }
 
-/** What one run of a kind needs: the worker fan-out's settings, the metrics, the store's owners. */
+/** What one run of a kind needs: the worker fan-out's settings and the store's owners. */
 export interface KindContext extends ExecutorDeps {
-  readonly metrics: Metrics;
   /** The endpoints the last stats scan saw report the store; undefined when unknown. */
   readonly owners: () => Promise<readonly string[] | undefined>;
 }
@@ -47,8 +55,8 @@ export interface FollowUp {
  * and the API need to know about it. A kind is one file in `kinds/` plus one registry line.
  */
 export interface KindSpec {
-  /** The pool whose slots run it. */
-  readonly pool: PoolName;
+  /** A pool of its own; absent: the general pool runs it. */
+  readonly pool?: PoolSpec;
   /**
    * The worker route that runs it, `POST /api/v1/internal/<route>/<store>` (docs/ARCHITECTURE.md
    * §3.3): what a simulated worker serves for it.
@@ -60,6 +68,11 @@ export interface KindSpec {
   readonly follows?: FollowUp;
   /** Settings this kind adds to the settings schema, keyed by env var. */
   readonly settings: Readonly<Record<string, z.ZodType>>;
+  /**
+   * Metrics of its own, registered on a master's registry once; the observer they answer sees
+   * every run of the kind on that master (its outcome, worker calls and facts).
+   */
+  readonly metrics?: (registry: Registry) => (run: KindRun) => void;
   /** Runs one task of this kind against the workers. Never rejects for worker misbehaviour. */
   readonly run: (target: string, ctx: KindContext) => Promise<KindRun>;
 }

@@ -1,7 +1,6 @@
 import type { Claim, TaskKind } from '@maintd/core';
 import type { Config } from '../config.js';
 import { KINDS, type KindRegistry, kindNames, kindSpec } from '../kinds/index.js';
-import type { PoolName } from '../kinds/spec.js';
 import type { LoopContext } from './context.js';
 
 /** How long an idle pool sleeps when no queue event wakes it. */
@@ -15,25 +14,34 @@ const WAKE = new Error('woken');
 
 /** A pool as configured: its name, the kinds it claims and how many tasks it runs at once. */
 export interface PoolPlan {
-  readonly name: PoolName;
+  readonly name: string;
   readonly kinds: readonly TaskKind[];
   readonly size: number;
 }
 
 /**
- * The pools of a master (docs/ARCHITECTURE.md §3.2): a general pool and a merge pool, or with
- * MERGE_WAL_CONCURRENCY 0 one general pool that claims every kind.
+ * The pools of a master (docs/ARCHITECTURE.md §3.2): the general pool, and each pool a kind
+ * declares with slots (`merge`: MERGE_WAL_CONCURRENCY). A pool with 0 slots is none: the general
+ * pool claims its kinds.
  */
 export function planPools(pools: Config['pools'], registry: KindRegistry = KINDS): PoolPlan[] {
-  const { taskConcurrency, mergeWalConcurrency } = pools;
-  const all = kindNames(registry);
-  const of = (name: PoolName): TaskKind[] => all.filter((k) => kindSpec(k, registry).pool === name);
-  return mergeWalConcurrency > 0
-    ? [
-        { name: 'general', kinds: of('general'), size: taskConcurrency },
-        { name: 'merge', kinds: of('merge'), size: mergeWalConcurrency },
-      ]
-    : [{ name: 'general', kinds: all, size: taskConcurrency }];
+  const own = new Map<string, TaskKind[]>();
+  const general: TaskKind[] = [];
+  for (const kind of kindNames(registry)) {
+    const pool = kindSpec(kind, registry).pool;
+    const size = pool ? (pools.own[pool.name] ?? 0) : 0;
+    if (pool && size > 0) own.set(pool.name, [...(own.get(pool.name) ?? []), kind]);
+    else general.push(kind);
+  }
+  return [
+    { name: 'general', kinds: general, size: pools.taskConcurrency },
+    ...[...own].map(([name, kinds]) => ({ name, kinds, size: pools.own[name] ?? 0 })),
+  ];
+}
+
+/** The slots of every pool, declared ones with 0 slots included: what a master's registration shows. */
+export function poolSizes(pools: Config['pools']): Record<string, number> {
+  return { general: pools.taskConcurrency, ...pools.own };
 }
 
 /**
@@ -41,7 +49,7 @@ export function planPools(pools: Config['pools'], registry: KindRegistry = KINDS
  * `loop()` it until the scheduler stops; `wake()` it when a task may be waiting.
  */
 export class Pool {
-  readonly name: PoolName;
+  readonly name: string;
   readonly kinds: readonly TaskKind[];
   readonly size: number;
   readonly #ctx: LoopContext;

@@ -5,6 +5,7 @@ import type { KindRun } from '../kinds/spec.js';
 import { type SchedulerDeps, registryOf } from './context.js';
 import { reportCooldownEffects } from './cooldown-effects.js';
 import { enqueueFollowUps } from './follow-ups.js';
+import type { KindObserver } from './kind-metrics.js';
 
 /**
  * Runs one claimed task to its end (docs/ARCHITECTURE.md §3.2): its kind's run against the
@@ -12,7 +13,12 @@ import { enqueueFollowUps } from './follow-ups.js';
  * aborted (the shutdown grace ran out) the run's executor is cut off and its result left
  * unwritten: the claim expires, or is released with the session, and a peer recovers the task.
  */
-export async function runTask(deps: SchedulerDeps, abandon: AbortSignal, claim: Claim): Promise<void> {
+export async function runTask(
+  deps: SchedulerDeps,
+  abandon: AbortSignal,
+  claim: Claim,
+  observe: KindObserver | undefined,
+): Promise<void> {
   const { config, clock, metrics, store, logger } = deps;
   const { task } = claim;
   const started = clock.now();
@@ -25,7 +31,6 @@ export async function runTask(deps: SchedulerDeps, abandon: AbortSignal, claim: 
       signal: abandon,
       now: () => clock.now(),
       clock,
-      metrics,
       owners: async () => (await store.getStats(task.target).catch(() => undefined))?.owners,
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
     });
@@ -46,6 +51,7 @@ export async function runTask(deps: SchedulerDeps, abandon: AbortSignal, claim: 
   }
   const seconds = (clock.now() - started) / 1000;
   metrics.tasks.inc({ kind: task.kind, result: outcome.ok ? 'success' : 'failed' });
+  observe?.(run);
   metrics.taskDuration.observe({ kind: task.kind }, seconds);
   const finished = await finishClaim(deps, abandon, claim, outcome);
   const line = {
