@@ -4,6 +4,8 @@
  * `packages/scheduler/src/kinds/` and its registry entry — to a copy of the scheduler's sources,
  * which the master's and the simulator's sources are then bundled against.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { cp, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -11,20 +13,29 @@ import { isBuiltin } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
+const run = promisify(execFile);
+
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** The kind N adds: a name N-1's registry does not hold. */
 export const EXTRA_KIND = 'verify';
 /** Its sweep's settings (declared by its spec, as every kind's are). */
-export const EXTRA_KIND_ENV = { interval: 'VERIFY_INTERVAL_SECS', threshold: 'VERIFY_MIN_OWNERS' } as const;
+export const EXTRA_KIND_ENV = {
+  interval: 'VERIFY_INTERVAL_SECS',
+  threshold: 'VERIFY_MIN_OWNERS',
+  pool: 'VERIFY_CONCURRENCY',
+} as const;
+/** The metric the kind declares: its runs on a master, by outcome. */
+export const EXTRA_KIND_METRIC = 'master_verify_runs_total';
 
 /**
- * The kind file, modelled on `kinds/compact.ts`: a sweep over every store a worker reports (its
- * backlog is the store's owner count), one call of its worker route on the first worker, whose
- * answer is the outcome. One call per run is what lets the test count the kind's runs at the
- * workers exactly.
+ * The kind file, modelled on `kinds/merge-wal.ts` and `kinds/compact.ts`: a pool and a metric of
+ * its own, a sweep over every store a worker reports (its backlog is the store's owner count),
+ * and one call of its worker route on the first worker, whose answer is the outcome. One call per
+ * run is what lets the test count the kind's runs at the workers exactly.
  */
 const KIND_FILE = `import { setting, timerSecs, wholeNumber } from '@maintd/settings';
+import { Counter } from 'prom-client';
 import { z } from 'zod';
 import { NO_ENDPOINTS_ERROR, bound, callStoreRoute, checkTarget } from '../executor.js';
 import { isStoreError } from '../workers/client.js';
@@ -34,7 +45,7 @@ const ROUTE = '${EXTRA_KIND}';
 
 /** \`${EXTRA_KIND}\`: ask the first worker to check a store; one call per run. */
 export const ${EXTRA_KIND} = {
-  pool: 'general',
+  pool: { name: '${EXTRA_KIND}', sizeSetting: '${EXTRA_KIND_ENV.pool}' },
   route: ROUTE,
   sweep: {
     job: '${EXTRA_KIND}-sweep',
@@ -45,6 +56,16 @@ export const ${EXTRA_KIND} = {
   settings: {
     ${EXTRA_KIND_ENV.interval}: setting(timerSecs(0), '0', { description: 'How often the ${EXTRA_KIND} sweep runs; 0 disables it.' }),
     ${EXTRA_KIND_ENV.threshold}: setting(wholeNumber(1), '1', { description: 'Owners at which the sweep enqueues a ${EXTRA_KIND}.' }),
+    ${EXTRA_KIND_ENV.pool}: setting(wholeNumber(0), '2', { description: 'Slots of the ${EXTRA_KIND} pool; 0 = the general pool runs it.' }),
+  },
+  metrics: (registry) => {
+    const runs = new Counter({
+      name: '${EXTRA_KIND_METRIC}',
+      help: '${EXTRA_KIND} runs on this master, by outcome.',
+      labelNames: ['outcome'],
+      registers: [registry],
+    });
+    return (run) => runs.inc({ outcome: run.outcome.ok ? 'done' : 'failed' });
   },
   run: async (target, ctx) => {
     const invalid = checkTarget(target);
@@ -71,6 +92,8 @@ export interface ReleaseN {
   /** How the copied scheduler differs from the workspace's, as `+`/`-` lines per file (for the report). */
   readonly diff: Readonly<Record<string, readonly string[]>>;
   readonly version: string;
+  /** Type-checks the copied scheduler (the kind file included) as its package does; tsc's output, empty when clean. */
+  typecheck(): Promise<string>;
 }
 
 async function files(dir: string): Promise<string[]> {
@@ -221,6 +244,28 @@ export async function buildReleaseN(dir: string): Promise<ReleaseN> {
   );
 
   const diff = await treeDiff(original, copy);
+  // The copy as a package of its own, for tsc: an ES module package, the scheduler's build settings.
+  await writeFile(join(dir, 'scheduler/package.json'), JSON.stringify({ name: '@maintd/scheduler', type: 'module' }));
+  await writeFile(
+    join(dir, 'scheduler/tsconfig.json'),
+    JSON.stringify({
+      extends: join(REPO, 'tsconfig.base.json'),
+      compilerOptions: { rootDir: 'src', noEmit: true },
+      include: ['src'],
+      exclude: ['src/**/*.test.ts'],
+    }),
+  );
+  const typecheck = async (): Promise<string> => {
+    try {
+      await run(join(REPO, 'node_modules/.bin/tsc'), ['-p', join(dir, 'scheduler/tsconfig.json')], {
+        maxBuffer: 16 << 20,
+      });
+      return '';
+    } catch (err) {
+      const e = err as Error & { stdout?: string };
+      return e.stdout || e.message;
+    }
+  };
   const [maintd, sim] = await Promise.all([
     bundle('apps/master', copy, join(dir, 'master')),
     bundle('apps/sim', copy, join(dir, 'sim')),
@@ -228,7 +273,7 @@ export async function buildReleaseN(dir: string): Promise<ReleaseN> {
   const { version } = JSON.parse(await readFile(join(REPO, 'apps/master/package.json'), 'utf8')) as {
     version: string;
   };
-  return { maintd, sim, diff, version };
+  return { maintd, sim, diff, version, typecheck };
 }
 
 /** What the copy must differ in: the kind file, and the registry's import and entry. */

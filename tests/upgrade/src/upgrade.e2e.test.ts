@@ -16,7 +16,14 @@ import { Api } from '@maintd/faults/harness/api';
 import { Cleanup } from '@maintd/faults/harness/cluster-fixture';
 import { eventually } from '@maintd/faults/harness/processes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXPECTED_DIFF, EXTRA_KIND, EXTRA_KIND_ENV, type ReleaseN, buildReleaseN } from './build-n.js';
+import {
+  EXPECTED_DIFF,
+  EXTRA_KIND,
+  EXTRA_KIND_ENV,
+  EXTRA_KIND_METRIC,
+  type ReleaseN,
+  buildReleaseN,
+} from './build-n.js';
 import { type Release, judgeTasks, judgeWorkerCalls, replay } from './checks.js';
 import { Dashboard, cleanLive } from './dashboard.js';
 import { EtcdLog } from './etcd-log.js';
@@ -167,8 +174,10 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     await cleanup.run();
   }, 60_000);
 
-  it('adds the extra kind to N as one kind file and its registry entry', () => {
+  it('adds the extra kind, with a pool and a metric of its own, to N as one kind file and its registry entry', async () => {
     expect(n.diff).toEqual(EXPECTED_DIFF);
+    // The copy compiles as the scheduler does: the two places are all a kind needs.
+    expect(await n.typecheck()).toBe('');
   });
 
   it('upgrades, rolls back and forward with no task lost or run twice and every failure counted once', async () => {
@@ -439,7 +448,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
       // It sees every live master, each with its version's kinds.
       await eventually(async () => {
         const body = JSON.parse((await a.raw('/masters')).text) as {
-          masters: { id: string; kinds?: string[] }[];
+          masters: { id: string; kinds?: string[]; pools?: Record<string, number> }[];
           cluster?: unknown;
         };
         expect(body.masters.map((m) => m.id).sort()).toEqual(
@@ -449,6 +458,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
         );
         for (const m of body.masters) {
           expect(m.kinds?.includes(EXTRA_KIND), m.id).toBe(releaseOf(m.id) === 'N');
+          expect(Object.keys(m.pools ?? {}).includes(EXTRA_KIND), `${m.id} pools`).toBe(releaseOf(m.id) === 'N');
         }
         checkClusterFeatures(step, body);
       }, 10_000);
@@ -468,6 +478,14 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
         const tj = judgeTasks(rep.tasks, releaseOf, runs);
         expect(tj.foreignClaims, `${step}: foreign claims`).toEqual([]);
       }, 10_000);
+
+      // The N masters' own metric of the kind counts its runs.
+      const ns = live().filter((h) => h.current!.release === 'N');
+      if (ns.length > 0) {
+        const texts = await Promise.all(ns.map(async (h) => (await fetch(`${h.url}/metrics`)).text()));
+        const runsCounted = texts.reduce((sum, text) => sum + (metric(text, EXTRA_KIND_METRIC) ?? 0), 0);
+        expect(runsCounted, `${step}: ${EXTRA_KIND_METRIC} on the N masters`).toBeGreaterThan(0);
+      }
 
       // The exporter (N-1) keeps up: every master, no record invalid, the extra kind counted.
       await eventually(async () => {
