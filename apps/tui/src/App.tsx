@@ -149,6 +149,7 @@ export function App(props: AppProps): ReactNode {
       keys: v && l ? lists.sync(v, dataRef.current, l.filter, l.sort) : [],
       pageSize,
       resolve: (view, ks, action) => resolveAction(view, ks, action, dataRef.current, clock.now()),
+      pick: (view, action) => (LIST_SPECS[view] as ListSpec<unknown>).picks?.[action],
       exists: (view, k) => rowExists(view, k, dataRef.current),
     };
   };

@@ -5,13 +5,13 @@ import type { ListSpec } from './views/specs.js';
 
 /** The key hints of the status line for the current view. */
 export function hintsFor(ui: UiState): string {
-  if (ui.overlay === 'confirm') return 'y/Enter confirm · n/Esc cancel';
+  if (ui.overlay === 'confirm') return `${ui.confirm?.choice ? 'j/k kind · ' : ''}y/Enter confirm · n/Esc cancel`;
   if (ui.overlay === 'reason') return 'type the reason · Enter next · Esc cancel';
   if (ui.overlay === 'help') return 'Esc close';
   const actions = ui.readonly
     ? 'read-only'
     : ui.view === 'stores'
-      ? 'r merge · x compact · c reset · p park · u release'
+      ? 'r run… · c reset · p park · u release'
       : ui.view === 'cooldowns' || ui.view === 'tasks'
         ? 'r run · c reset · p park · u release'
         : '';

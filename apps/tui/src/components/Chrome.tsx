@@ -136,8 +136,7 @@ const HELP: readonly (readonly [string, string])[] = [
   ['Enter', 'detail pane: full last error, task history of the target'],
   ['Esc', 'back: close the pane, clear marks, clear the filter'],
   ['Space', 'mark / unmark a row; actions apply to every marked row'],
-  ['r', 'run now: enqueue the row’s kind (merge_wal in Stores) — never cooldown-gated'],
-  ['x', 'compact now (Stores)'],
+  ['r', 'run now: enqueue the row’s kind; in Stores, pick one the live masters run (j/k) — never cooldown-gated'],
   ['c', 'reset the cooldown (Cooldowns, Stores, Tasks)'],
   ['p', 'park with a reason: the sweeps skip it until released (a store: every kind)'],
   ['u', 'release (unpark); the failure count starts over too'],
@@ -165,7 +164,7 @@ export function Help(props: {
       ))}
       <Text dimColor wrap="truncate">
         {props.readonly
-          ? 'Read-only mode (--readonly): r, x, c, p and u are disabled.'
+          ? 'Read-only mode (--readonly): r, c, p and u are disabled.'
           : 'Actions ask for confirmation first. Esc or ? closes this help.'}
       </Text>
     </Box>

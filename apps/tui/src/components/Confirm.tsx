@@ -1,18 +1,20 @@
 import { Box, Text } from 'ink';
 import type { ReactNode } from 'react';
 import { truncate } from '../format.js';
-import { MAX_REASON, type PendingAction, describeAction } from '../state/ui.js';
+import { type KindChoice, MAX_REASON, type PendingAction, describeAction } from '../state/ui.js';
 import { type Tone, toneColor, useTheme } from '../theme.js';
 
 /** Items listed in the dialog before "and N more". */
 const LISTED = 5;
+
+/** Kinds listed at once in a dialog that picks one; the list scrolls past them. */
+const KINDS_LISTED = 6;
 
 const TONES: Record<PendingAction['action'], Tone> = {
   reset: 'warn',
   release: 'warn',
   park: 'info',
   run: 'info',
-  compact: 'info',
 };
 
 /** What an action does, under its items. */
@@ -43,6 +45,33 @@ function Items({ pending, width }: { readonly pending: PendingAction; readonly w
   );
 }
 
+/** The kinds to pick from, the picked one marked, scrolled to keep it in sight. */
+function Kinds({ choice, width }: { readonly choice: KindChoice; readonly width: number }): ReactNode {
+  const { kinds, at } = choice;
+  const start = Math.min(Math.max(0, at - KINDS_LISTED + 1), Math.max(0, kinds.length - KINDS_LISTED));
+  const shown = kinds.slice(start, start + KINDS_LISTED);
+  return (
+    <>
+      <Text dimColor>Kind:</Text>
+      {start > 0 ? <Text dimColor>{`    … ${start} more`}</Text> : null}
+      {shown.map((kind, i) =>
+        start + i === at ? (
+          <Text key={kind} bold inverse wrap="truncate">
+            {truncate(`  › ${kind}`, width - 4)}
+          </Text>
+        ) : (
+          <Text key={kind} wrap="truncate">
+            {truncate(`    ${kind}`, width - 4)}
+          </Text>
+        ),
+      )}
+      {start + KINDS_LISTED < kinds.length ? (
+        <Text dimColor>{`    … ${kinds.length - start - KINDS_LISTED} more`}</Text>
+      ) : null}
+    </>
+  );
+}
+
 function title(p: PendingAction): string {
   const t = `${describeAction(p)}?`;
   return t.charAt(0).toUpperCase() + t.slice(1);
@@ -62,6 +91,7 @@ export function Confirm(props: { readonly pending: PendingAction; readonly width
     >
       <Text bold>{title(props.pending)}</Text>
       <Items pending={props.pending} width={width} />
+      {props.pending.choice ? <Kinds choice={props.pending.choice} width={width} /> : null}
       {props.pending.reason ? (
         <Text wrap="truncate">
           <Text dimColor>{'Reason: '}</Text>
@@ -70,6 +100,12 @@ export function Confirm(props: { readonly pending: PendingAction; readonly width
       ) : null}
       <Text dimColor>{consequence(props.pending)}</Text>
       <Text>
+        {props.pending.choice ? (
+          <>
+            <Text bold>j/k</Text>
+            {' kind · '}
+          </>
+        ) : null}
         <Text bold>y</Text>/Enter confirm · <Text bold>n</Text>/Esc cancel
       </Text>
     </Box>

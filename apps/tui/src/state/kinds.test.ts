@@ -3,7 +3,7 @@ import { cooldown, master, policy } from '../../test/fake-master.js';
 import { taskMap } from '../../test/task-map.js';
 import type { Task } from '../api/types.js';
 import { EMPTY_FLEET, applyEvents, cooldownMap } from './fleet.js';
-import { byKind, fleetKinds, withKinds } from './kinds.js';
+import { byKind, fleetKinds, runnableKinds, withKinds } from './kinds.js';
 
 function task(n: number, kind: string): Task {
   return {
@@ -65,5 +65,43 @@ describe('fleetKinds', () => {
     expect(Object.getPrototypeOf(r)).toBeNull();
     r['constructor'] = 1;
     expect(r['constructor']).toBe(1);
+  });
+});
+
+describe('runnableKinds', () => {
+  const records = {
+    policy: policy({ kinds: ['merge_wal', 'index_id'] }),
+    cooldowns: cooldownMap([cooldown('x', { kind: 'zeta' })]),
+    tasks: taskMap([task(1, 'beta'), task(2, 'repair')]),
+  };
+
+  it('lists what the live masters register they run, in the order of the first that lists each, and nothing else', () => {
+    const data = {
+      ...EMPTY_FLEET,
+      ...records,
+      masters: [
+        { ...master('a'), kinds: ['merge_wal', 'compact'] },
+        { ...master('b'), kinds: ['compact', 'verify', 'merge_wal'] },
+      ],
+    };
+    expect(runnableKinds(data)).toEqual(['merge_wal', 'compact', 'verify']);
+  });
+
+  it('beside a master of 0.0.x that registers no kinds, takes those the others register', () => {
+    const { kinds: _, ...older } = master('old');
+    const data = { ...EMPTY_FLEET, ...records, masters: [older, { ...master('new'), kinds: ['merge_wal', 'verify'] }] };
+    expect(runnableKinds(data)).toEqual(['merge_wal', 'verify']);
+  });
+
+  it('with only masters of 0.0.x, falls back to the policy’s kinds, then the records’ by name', () => {
+    const { kinds: _, ...older } = master('old');
+    expect(runnableKinds({ ...EMPTY_FLEET, ...records, masters: [older] })).toEqual([
+      'merge_wal',
+      'index_id',
+      'beta',
+      'repair',
+      'zeta',
+    ]);
+    expect(runnableKinds({ ...EMPTY_FLEET, masters: [older] })).toEqual([]);
   });
 });

@@ -31,6 +31,31 @@ export function fleetKinds(data: FleetData): readonly string[] {
   return kinds;
 }
 
+/**
+ * The kinds an operator may run by hand on a store: those the live masters register they run, in
+ * the registry order of the first master that lists each. A master registers only while it is
+ * live, and the master refuses to enqueue a kind it does not run, so a kind of a master that is
+ * gone is not offered. Masters of 0.0.x register no `kinds`: a fleet of only those falls back to
+ * the kinds its policy counts and then those its records are of (by name), which are the kinds of
+ * their closed list (docs/ARCHITECTURE.md §2.1).
+ */
+export function runnableKinds(data: FleetData): readonly string[] {
+  const registered = new Set<string>();
+  let listed = false;
+  for (const m of data.masters ?? []) {
+    if (!m.kinds) continue;
+    listed = true;
+    for (const k of m.kinds) registered.add(k);
+  }
+  if (listed) return [...registered];
+  const ordered = new Set<string>(data.policy?.kinds ?? []);
+  const seen = new Set<string>();
+  kindsIn(data.cooldowns, seen);
+  kindsIn(data.tasks, seen);
+  for (const k of [...seen].sort()) ordered.add(k);
+  return [...ordered];
+}
+
 /** `kinds` followed by those of `more` not in it: the kinds to read per-kind totals of. */
 export function withKinds(kinds: readonly string[], more: Iterable<string>): readonly string[] {
   const out = new Set(kinds);

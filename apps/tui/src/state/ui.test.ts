@@ -14,12 +14,19 @@ import {
 
 const KEYS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
 
+/** The kinds a store's `r` offers here: the preferred one not first, to see it picked. */
+const STORE_KINDS = ['compact', 'merge_wal', 'verify'];
+const storeRun = (view: ListViewId, action: ActionKind): boolean => view === 'stores' && action === 'run';
+
 function ctx(keys: readonly string[] = KEYS, over: Partial<KeyContext> = {}): KeyContext {
   return {
     keys,
     pageSize: 4,
-    resolve: (_view: ListViewId, ks: readonly string[], action: ActionKind) =>
-      ks.map((k) => ({ kind: action === 'compact' ? 'compact' : 'merge_wal', target: k })),
+    resolve: (view: ListViewId, ks: readonly string[], action: ActionKind) =>
+      ks.flatMap((k) =>
+        storeRun(view, action) ? STORE_KINDS.map((kind) => ({ kind, target: k })) : [{ kind: 'merge_wal', target: k }],
+      ),
+    pick: (view, action) => (storeRun(view, action) ? { preferred: 'merge_wal' } : undefined),
     exists: (_view, k) => keys.includes(k),
     ...over,
   };
@@ -232,12 +239,52 @@ describe('actions and the confirm dialog', () => {
     expect(r.state.view).toBe('cooldowns');
   });
 
-  it('r asks to run the selected target now; x to compact it', () => {
-    const run = press(initialUi({ view: 'stores' }), ['r']).state.confirm;
-    expect(run).toEqual({ action: 'run', items: [{ kind: 'merge_wal', target: 'a' }] });
+  it('r on a store asks which kind to run with the preferred one picked; j/k pick another; y runs it', () => {
+    const stores = initialUi({ view: 'stores' });
+    const run = press(stores, ['r']).state.confirm;
+    expect(run).toEqual({
+      action: 'run',
+      items: [{ kind: 'merge_wal', target: 'a' }],
+      choice: { kinds: STORE_KINDS, at: 1, targets: ['a'] },
+    });
     expect(describeAction(run!)).toBe('run merge_wal now on a');
-    const compact = press(initialUi({ view: 'stores' }), ['x']).state.confirm;
-    expect(compact?.items).toEqual([{ kind: 'compact', target: 'a' }]);
+    // Moves stop at the ends of the list.
+    expect(press(stores, ['r', 'j', 'j', { input: '', downArrow: true }]).state.confirm?.items).toEqual([
+      { kind: 'verify', target: 'a' },
+    ]);
+    const first = press(stores, ['r', 'k', { input: '', upArrow: true }]);
+    expect(first.state.overlay).toBe('confirm');
+    expect(describeAction(first.state.confirm!)).toBe('run compact now on a');
+    expect(press(first.state, ['y']).effects).toEqual([{ type: 'execute', action: first.state.confirm }]);
+    expect(first.state.confirm?.items).toEqual([{ kind: 'compact', target: 'a' }]);
+    // `r` then `y` (or Enter) runs the preferred kind, as before there was a choice.
+    expect(press(stores, ['r', { input: '', return: true }]).effects).toEqual([{ type: 'execute', action: run }]);
+  });
+
+  it('the kind picked applies to every marked store', () => {
+    const s = press(initialUi({ view: 'stores' }), [' ', ' ', 'r', 'j']).state;
+    expect(s.confirm?.items).toEqual([
+      { kind: 'verify', target: 'a' },
+      { kind: 'verify', target: 'b' },
+    ]);
+    expect(describeAction(s.confirm!)).toBe('run verify now on 2 targets');
+  });
+
+  it('without the preferred kind the first offered is picked, and with none offered r says so', () => {
+    const only = (kinds: string[]): KeyContext =>
+      ctx(KEYS, { resolve: (_v, ks) => ks.flatMap((target) => kinds.map((kind) => ({ kind, target }))) });
+    const s = press(initialUi({ view: 'stores' }), ['r'], only(['verify', 'compact'])).state;
+    expect(s.confirm?.items).toEqual([{ kind: 'verify', target: 'a' }]);
+    const none = press(initialUi({ view: 'stores' }), ['r'], only([])).state;
+    expect(none.overlay).toBe('none');
+    expect(none.notice?.text).toBe('no kind to offer yet: no live master has said which kinds it runs');
+  });
+
+  it('x, which ran one named kind, is retired and says where to go instead', () => {
+    const r = press(initialUi({ view: 'stores' }), ['x']);
+    expect(r.state.overlay).toBe('none');
+    expect(r.effects).toEqual([]);
+    expect(r.state.notice).toEqual({ text: 'x is retired: r asks which kind to run', tone: 'info' });
   });
 
   it('an action with nothing to act on says so instead of asking', () => {

@@ -1,5 +1,6 @@
+import type { TaskKind } from '../api/types.js';
 import type { KeyList } from './sorted-index.js';
-import type { ActionItem, ActionKind, ListViewId, ViewId } from '../views/specs.js';
+import type { ActionItem, ActionKind, KindPick, ListViewId, ViewId } from '../views/specs.js';
 import { VIEW_IDS } from '../views/specs.js';
 
 /** Selection, filter, sort and marks of one list view. */
@@ -15,12 +16,23 @@ export interface ListUi {
   readonly marked: ReadonlySet<string>;
 }
 
+/** The kinds a confirm dialog offers to pick from, for its targets. */
+export interface KindChoice {
+  readonly kinds: readonly TaskKind[];
+  /** Index in `kinds` of the kind picked: the items are of it. */
+  readonly at: number;
+  readonly targets: readonly string[];
+}
+
 /** An action waiting for the operator's confirmation (a park also for its reason). */
 export interface PendingAction {
   readonly action: ActionKind;
+  /** What confirming performs: with a choice, its targets with the kind picked. */
   readonly items: readonly ActionItem[];
   /** Why (a park's reason, 1–512 characters). */
   readonly reason?: string;
+  /** The kinds to pick from (`r` on a store); j/k moves through them. */
+  readonly choice?: KindChoice;
 }
 
 /** Longest park reason the master keeps. */
@@ -76,6 +88,8 @@ export interface KeyContext {
   readonly pageSize: number;
   /** The (kind, target) pairs an action on these rows applies to. */
   readonly resolve: (view: ListViewId, keys: readonly string[], action: ActionKind) => ActionItem[];
+  /** Whether an action's items in this view are alternatives by kind, the operator to pick one. */
+  readonly pick: (view: ListViewId, action: ActionKind) => KindPick | undefined;
   /** Every key that still exists in the view (filter aside), to drop marks of vanished rows. */
   readonly exists: (view: ListViewId, key: string) => boolean;
 }
@@ -162,10 +176,12 @@ export function splitInput(press: KeyPress): KeyPress[] {
 
 const ok = (state: UiState, ...effects: Effect[]): KeyResult => ({ state, effects });
 
-/** The action keys: r run, x compact, c reset, p park, u release (unpark). */
+const READ_ONLY: Notice = { text: 'read-only mode (--readonly): actions are disabled', tone: 'bad' };
+const X_RETIRED: Notice = { text: 'x is retired: r asks which kind to run', tone: 'info' };
+
+/** The action keys: r run, c reset, p park, u release (unpark). */
 const ACTION_KEYS: Readonly<Record<string, ActionKind>> = {
   r: 'run',
-  x: 'compact',
   c: 'reset',
   p: 'park',
   u: 'release',
@@ -248,6 +264,9 @@ export function handleKey(state: UiState, key: KeyPress, ctx: KeyContext): KeyRe
 
   const action = ACTION_KEYS[key.input];
   if (action && !key.ctrl && !key.meta) return ok(requestAction(s, view, action, ctx));
+  // `x` ran one named kind; the kinds are the fleet's now, picked after `r`. Said, not ignored,
+  // for the hands that still reach for it.
+  if (key.input === 'x' && !key.ctrl && !key.meta) return ok({ ...s, notice: s.readonly ? READ_ONLY : X_RETIRED });
 
   // The detail pane shows one item: list keys below do not apply to it.
   if (s.overlay === 'detail') return ok(s);
@@ -321,6 +340,11 @@ function confirmKey(s: UiState, key: KeyPress): KeyResult {
   const pending = s.confirm;
   const closed: UiState = { ...s, overlay: s.detail ? 'detail' : 'none', confirm: undefined };
   if (!pending) return ok(closed);
+  const { choice } = pending;
+  if (choice) {
+    const step = key.input === 'j' || key.downArrow ? 1 : key.input === 'k' || key.upArrow ? -1 : 0;
+    if (step !== 0) return ok({ ...s, confirm: pick(pending, choice, choice.at + step) });
+  }
   if (key.input === 'y' || key.input === 'Y' || key.return) {
     const view = s.detail?.view ?? s.view;
     const cleared = isList(view) ? withList(closed, view, { ...closed.lists[view], marked: new Set() }) : closed;
@@ -337,9 +361,7 @@ function confirmKey(s: UiState, key: KeyPress): KeyResult {
 
 /** Opens the confirm dialog for an action on the marked rows (or the selected one). */
 function requestAction(s: UiState, view: ListViewId, action: ActionKind, ctx: KeyContext): UiState {
-  if (s.readonly) {
-    return { ...s, notice: { text: 'read-only mode (--readonly): actions are disabled', tone: 'bad' } };
-  }
+  if (s.readonly) return { ...s, notice: READ_ONLY };
   const list = s.lists[view];
   let keys: string[];
   if (s.overlay === 'detail' && s.detail) keys = [s.detail.key];
@@ -349,14 +371,15 @@ function requestAction(s: UiState, view: ListViewId, action: ActionKind, ctx: Ke
     keys = marked.length > 0 ? marked : at >= 0 ? [ctx.keys.at(at)!] : [];
   }
   const items = dedupe(ctx.resolve(view, keys, action));
+  const choose = ctx.pick(view, action);
   if (items.length === 0) {
     const text =
       keys.length === 0
         ? 'nothing selected'
-        : action === 'reset'
-          ? 'no cooldown to reset here'
-          : action === 'compact'
-            ? 'x (compact now) works in the Stores view'
+        : choose
+          ? 'no kind to offer yet: no live master has said which kinds it runs'
+          : action === 'reset'
+            ? 'no cooldown to reset here'
             : action === 'release'
               ? 'not parked: nothing to release'
               : action === 'park'
@@ -366,7 +389,23 @@ function requestAction(s: UiState, view: ListViewId, action: ActionKind, ctx: Ke
   }
   // A park asks why first; the confirm dialog follows the reason.
   if (action === 'park') return { ...s, overlay: 'reason', reasonDraft: '', confirm: { action, items } };
+  if (choose) {
+    const choice: KindChoice = {
+      kinds: [...new Set(items.map((i) => i.kind))],
+      at: 0,
+      targets: [...new Set(items.map((i) => i.target))],
+    };
+    const at = Math.max(0, choice.kinds.indexOf(choose.preferred));
+    return { ...s, overlay: 'confirm', confirm: pick({ action, items }, choice, at) };
+  }
   return { ...s, overlay: 'confirm', confirm: { action, items } };
+}
+
+/** The action with the kind at `at` (clamped) picked: its items are the targets with that kind. */
+function pick(pending: PendingAction, choice: KindChoice, at: number): PendingAction {
+  const i = Math.min(Math.max(at, 0), choice.kinds.length - 1);
+  const kind = choice.kinds[i]!;
+  return { ...pending, items: choice.targets.map((target) => ({ kind, target })), choice: { ...choice, at: i } };
 }
 
 function dedupe(items: readonly ActionItem[]): ActionItem[] {

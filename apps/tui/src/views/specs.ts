@@ -11,7 +11,7 @@ import {
 } from '../api/types.js';
 import { formatAgo, formatCount, formatCountdown, formatDuration, formatUntil } from '../format.js';
 import { type FleetData, cooldownKey, isCooling } from '../state/fleet.js';
-import { fleetKinds } from '../state/kinds.js';
+import { fleetKinds, runnableKinds } from '../state/kinds.js';
 import { type JoinedSource, keyedRows } from '../state/sorted-index.js';
 import type { Tone } from '../theme.js';
 import type { Cell, Column } from './columns.js';
@@ -44,10 +44,19 @@ export interface ActionItem {
 }
 
 /**
- * The operator actions: run now (the row's kind, or merge_wal for a store), compact now, reset
+ * The operator actions: run now (the row's kind, or on a store a kind the operator picks), reset
  * the cooldown, park with a reason, release a park.
  */
-export type ActionKind = 'run' | 'compact' | 'reset' | 'park' | 'release';
+export type ActionKind = 'run' | 'reset' | 'park' | 'release';
+
+/**
+ * An action whose items are alternatives by kind: per row, one item for each kind the operator
+ * may pick, of which the confirm dialog takes one for every row.
+ */
+export interface KindPick {
+  /** The kind selected when the dialog opens, when offered; else the first offered. */
+  readonly preferred: TaskKind;
+}
 
 /** A sort order of a list. */
 export interface SortSpec<T> {
@@ -77,6 +86,8 @@ export interface ListSpec<T> {
   readonly sorts: readonly SortSpec<T>[];
   readonly columns: readonly Column<T, CellContext>[];
   readonly actions: Partial<Record<ActionKind, (row: T, data: FleetData, now: number) => ActionItem[]>>;
+  /** The actions whose items are alternatives the operator picks a kind of. */
+  readonly picks?: Partial<Record<ActionKind, KindPick>>;
   /** Shown when there are no rows at all (not just none matching the filter). */
   readonly empty: string;
   /**
@@ -406,14 +417,17 @@ export const STORES: ListSpec<Store> = {
     { title: 'COOLING', width: 10, flex: true, cell: (s, x) => coolingSummary(s.name, x) },
   ],
   actions: {
-    run: (s) => [{ kind: 'merge_wal', target: s.name }],
-    compact: (s) => [{ kind: 'compact', target: s.name }],
+    // Every kind the live masters run, for the operator to pick one of: a kind a newer master
+    // adds is offered without a dashboard of its own release.
+    run: (s, d) => runnableKinds(d).map((kind) => ({ kind, target: s.name })),
     reset: (s, d) => storeCooldowns(s.name, d).map((c) => ({ kind: c.kind, target: c.target })),
     // A store is parked for every kind the master counts (every kind the fleet shows, without a
     // policy): what an operator parks is the store, whatever would be run on it.
     park: (s, d) => (d.policy?.kinds ?? fleetKinds(d)).map((kind) => ({ kind, target: s.name })),
     release: (s, d, now) => parkedItems(storeCooldowns(s.name, d), now),
   },
+  // What `r` ran before it asked, so `r` then `y` still runs it.
+  picks: { run: { preferred: 'merge_wal' } },
   empty: 'no stores: no worker has reported any (yet)',
 };
 
