@@ -347,5 +347,22 @@ describe('maintd-top in a real terminal against a real master', () => {
     keys('3');
     s = await waitForScreen('its cooldowns', (x) => cooling.test(x));
     expect(s.split('\n').filter((l) => l.startsWith('maintd-top '))).toHaveLength(1);
+
+    // Run now on a store: the dialog offers the kinds the master registers it runs, in its
+    // registry order, merge_wal picked; j picks the next, y enqueues it.
+    keys('4');
+    await waitForScreen('the stores', (x) => x.includes('COOLING') && !x.includes('no stores'));
+    keys('r');
+    s = await waitForScreen('the kind dialog', (x) => x.includes('Kind:') && x.includes('j/k kind'));
+    expect(s.replace(/[│\s]+/g, ' ')).toContain('Kind: › merge_wal compact index_id Manual runs');
+    keys('j');
+    s = await waitForScreen('compact picked', (x) => /Run compact now on \S+\?/.test(x));
+    const target = /Run compact now on (\S+)\?/.exec(s)![1]!;
+    keys('y');
+    await waitForScreen('the enqueue notice', (x) => x.includes(`enqueued compact on ${target}`));
+    const runs = (await (
+      await fetch(`${url}/api/v1/tasks?kind=compact&target=${encodeURIComponent(target)}&limit=10`)
+    ).json()) as { tasks: { source: string }[] };
+    expect(runs.tasks.map((t) => t.source)).toContain('manual');
   }, 90_000);
 });
