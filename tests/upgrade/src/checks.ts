@@ -41,6 +41,8 @@ export interface Replay {
   readonly gatedSweeps: Record<string, number>;
   /** Sweep runs of a kind while one of its parks was in force, by the sweeper's release. */
   readonly parkedSweeps: Record<Release, number>;
+  /** The same, by kind. */
+  readonly parkedSweepsOf: Record<string, number>;
   /** Sweep-created tasks checked against the windows and parks. */
   readonly sweepTasks: number;
   /** The latest cooldown record per `<kind> <target>`. */
@@ -70,6 +72,7 @@ export function replay(
   const windowsBy: Record<Release, number> = { 'N-1': 0, N: 0 };
   const gatedSweeps: Record<string, number> = {};
   const parkedSweeps: Record<Release, number> = { 'N-1': 0, N: 0 };
+  const parkedSweepsOf: Record<string, number> = {};
   let sweepTasks = 0;
   /** Who ran each sweep job last (sweep marks). */
   const sweeper = new Map<string, string>();
@@ -175,8 +178,10 @@ export function replay(
       }
       for (const [pair, p] of parks) {
         const until = p.value.until_ms;
-        if (pair.startsWith(`${kind} `) && (until === null || (typeof until === 'number' && until > now)))
+        if (pair.startsWith(`${kind} `) && (until === null || (typeof until === 'number' && until > now))) {
           parkedSweeps[by]++;
+          parkedSweepsOf[kind] = (parkedSweepsOf[kind] ?? 0) + 1;
+        }
       }
     }
   }
@@ -188,6 +193,7 @@ export function replay(
     windowsBy,
     gatedSweeps,
     parkedSweeps,
+    parkedSweepsOf,
     sweepTasks,
     cooldowns: new Map([...cooldowns].map(([k, v]) => [k, v.value])),
   };

@@ -199,6 +199,13 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
       body: JSON.stringify({ reason: 'upgrade test: parked across the versions' }),
     });
     expect(park.status, park.text).toBe(200);
+    // And N's kind, through N-1, which does not run it: N's sweeps must honour that park too.
+    const parkExtra = await api(hosts[2]!).raw(`/scheduler/cooldowns/${EXTRA_KIND}/${parkedStore!}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: `upgrade test: ${EXTRA_KIND} parked by N-1, which does not run it` }),
+    });
+    expect(parkExtra.status, parkExtra.text).toBe(200);
     await eventually(
       async () => {
         await etcdLog.caughtUp();
@@ -319,6 +326,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
       windows_by: r.windowsBy,
       gated_sweeps: r.gatedSweeps,
       parked_sweeps: r.parkedSweeps,
+      parked_sweeps_of: r.parkedSweepsOf,
       sweep_tasks_checked: r.sweepTasks,
       worker_calls: [...calls.values()].reduce((a, b) => a + b, 0),
       answers: answers.length,
@@ -384,6 +392,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     expect(r.gatedSweeps['N → N-1'] ?? 0).toBeGreaterThan(0);
     expect(r.parkedSweeps['N-1']).toBeGreaterThan(0);
     expect(r.parkedSweeps.N).toBeGreaterThan(0);
+    expect(r.parkedSweepsOf[EXTRA_KIND] ?? 0, `${EXTRA_KIND} sweeps while N-1's park of it held`).toBeGreaterThan(0);
     // N-1 never claims the kind it does not run, and N ran it.
     expect(t.foreignClaims, 'claims of a kind the claimer does not run').toEqual([]);
     expect(t.claimsBy[`N ${EXTRA_KIND}`] ?? 0).toBeGreaterThan(0);
