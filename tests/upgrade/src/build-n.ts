@@ -81,6 +81,15 @@ export const ${EXTRA_KIND} = {
 } satisfies KindSpec;
 `;
 
+/**
+ * The cluster feature N adds (docs/ARCHITECTURE.md §2.8): one line in the feature registry. It
+ * gates nothing of its own; it is what makes the gate's mechanics part of the roll — waiting while
+ * an N-1 master lives, held by `preserve_downgrade`, switched on once released, and then an N-1
+ * master refusing to start.
+ */
+export const EXTRA_FEATURE = 'verify_checks';
+const FEATURE_LINE = `  ${EXTRA_FEATURE}: { description: 'stores are verified by the ${EXTRA_KIND} kind' },`;
+
 /** The registry's import and entry lines for the kind (after the shipped ones). */
 const IMPORT_LINE = `import { ${EXTRA_KIND} } from './${EXTRA_KIND}.js';`;
 const ENTRY_LINE = `  ${EXTRA_KIND},`;
@@ -242,6 +251,11 @@ export async function buildReleaseN(dir: string): Promise<ReleaseN> {
       .replace(lastImport, `${lastImport}\n${IMPORT_LINE}`)
       .replace(entries[0], entries[0].replace(`${entries[1]}\n}`, `${entries[1]}\n${ENTRY_LINE}\n}`)),
   );
+  const features = join(copy, 'features/index.ts');
+  const featureText = await readFile(features, 'utf8');
+  const open = 'export const FEATURES: FeatureRegistry = {\n';
+  if (!featureText.includes(open)) throw new Error('features/index.ts no longer has the shape this test edits');
+  await writeFile(features, featureText.replace(open, `${open}${FEATURE_LINE}\n`));
 
   const diff = await treeDiff(original, copy);
   // The copy as a package of its own, for tsc: an ES module package, the scheduler's build settings.
@@ -276,8 +290,9 @@ export async function buildReleaseN(dir: string): Promise<ReleaseN> {
   return { maintd, sim, diff, version, typecheck };
 }
 
-/** What the copy must differ in: the kind file, and the registry's import and entry. */
+/** What the copy must differ in: the kind file, the registry's import and entry, and the feature's line. */
 export const EXPECTED_DIFF: Readonly<Record<string, readonly string[]>> = {
   [`kinds/${EXTRA_KIND}.ts`]: ['(new file)'],
   'kinds/index.ts': [`+${IMPORT_LINE}`, `+${ENTRY_LINE}`],
+  'features/index.ts': [`+${FEATURE_LINE}`],
 };

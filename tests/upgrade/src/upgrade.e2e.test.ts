@@ -11,13 +11,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Random, keysFor, seededRandom } from '@maintd/core';
-import { type EtcdServer, startEtcd } from '@maintd/core/testing';
+import { type EtcdServer, freePort, startEtcd } from '@maintd/core/testing';
 import { Api } from '@maintd/faults/harness/api';
 import { Cleanup } from '@maintd/faults/harness/cluster-fixture';
-import { eventually } from '@maintd/faults/harness/processes';
+import { eventually, runNode } from '@maintd/faults/harness/processes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   EXPECTED_DIFF,
+  EXTRA_FEATURE,
   EXTRA_KIND,
   EXTRA_KIND_ENV,
   EXTRA_KIND_METRIC,
@@ -83,6 +84,21 @@ const stream = (use: string): Random =>
 const log = (msg: string, fields: Record<string, unknown> = {}): void => {
   console.log(`[upgrade] ${msg}${Object.keys(fields).length ? ` ${JSON.stringify(fields)}` : ''}`);
 };
+
+/** `GET /api/v1/masters`, as far as the checks read it. */
+interface MastersBody {
+  readonly masters: { id: string; kinds?: string[]; pools?: Record<string, number> }[];
+  readonly cluster?: {
+    readonly preserve_downgrade?: boolean;
+    readonly features?: {
+      name: string;
+      state: string;
+      understood_by: string[];
+      waiting_for: string[];
+      enabled_at: number | null;
+    }[];
+  };
+}
 
 describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, () => {
   const cleanup = new Cleanup();
@@ -242,6 +258,14 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     log('plan', { seed: SEED, order, rollback: back, steps });
     figures.order = order;
     figures.rollback = back;
+    // Keep the way back (docs/DEPLOY.md §7): N's feature stays off until released below. Set
+    // through an N-1 master: 0.1.0 has the route.
+    const held = await api(hosts[0]!).raw('/cluster', {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ preserve_downgrade: true }),
+    });
+    expect(held.status, `preserve_downgrade through N-1: ${held.text}`).toBe(200);
     await checkStep('N-1 fleet');
     for (const step of steps) {
       const host = hosts.find((h) => h.name === step.host)!;
@@ -252,6 +276,31 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
       await new Promise((resolve) => setTimeout(resolve, DWELL_MS));
       await checkStep(`${step.host} → ${step.to}`);
     }
+
+    // ---- finish the upgrade: release the feature; from then on N-1 may not join ---------------------
+    const released = await api(pick(live())).raw('/cluster', {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ preserve_downgrade: false }),
+    });
+    expect(released.status, `preserve_downgrade cleared: ${released.text}`).toBe(200);
+    const releasedAt = performance.now();
+    await eventually(async () => {
+      const body = JSON.parse((await api(pick(live())).raw('/masters')).text) as MastersBody;
+      expect(body.cluster?.features?.find((f) => f.name === EXTRA_FEATURE)?.state).toBe('enabled');
+    }, 20_000);
+    figures.feature_enabled_ms = Math.round(performance.now() - releasedAt);
+    const refused = await runNode(n1.maintd, [], {
+      ...MASTER_ENV,
+      ETCD_ENDPOINTS: etcd.clientUrl,
+      ETCD_PREFIX: prefix,
+      MASTER_ID: 'late-n1',
+      MASTER_HOST: '127.0.0.1',
+      MASTER_PORT: String(await freePort()),
+    });
+    expect(refused.code, `N-1 after the feature is on:\n${refused.out.slice(-2000)}`).toBe(2);
+    expect(refused.out).toContain(`is older than its cluster: feature(s) ${EXTRA_FEATURE} are switched on`);
+    log('feature', { enabled_after_ms: figures.feature_enabled_ms, n1_exit: refused.code });
 
     // ---- quiesce: stop the load and the masters; one N master with no sweeps drains the queue ---
     await load.stop();
@@ -456,10 +505,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
 
       // It sees every live master, each with its version's kinds.
       await eventually(async () => {
-        const body = JSON.parse((await a.raw('/masters')).text) as {
-          masters: { id: string; kinds?: string[]; pools?: Record<string, number> }[];
-          cluster?: unknown;
-        };
+        const body = JSON.parse((await a.raw('/masters')).text) as MastersBody;
         expect(body.masters.map((m) => m.id).sort()).toEqual(
           live()
             .map((h) => h.current!.id)
@@ -518,10 +564,43 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     }
 
     /**
-     * Place for the cluster-features gate's checks (GET /api/v1/masters `cluster`, issue 32 point
-     * 4): e.g. that N reports its new behaviour off while an N-1 master is live, and on once none
-     * is. Empty until the gate lands.
+     * The cluster-features gate (docs/ARCHITECTURE.md §2.8) as `GET /api/v1/masters` says it:
+     * while an N-1 master lives, N's feature waits for exactly the N-1 masters (and N logs that it
+     * behaves as N-1); once only N runs, `preserve_downgrade` holds it off; nothing switches it on.
      */
-    function checkClusterFeatures(_step: string, _masters: { cluster?: unknown }): void {}
+    function checkClusterFeatures(step: string, body: MastersBody): void {
+      const ids = (r: Release): string[] =>
+        live()
+          .filter((h) => h.current!.release === r)
+          .map((h) => h.current!.id)
+          .sort();
+      const [olds, news] = [ids('N-1'), ids('N')];
+      expect(body.cluster?.preserve_downgrade, `${step}: preserve_downgrade`).toBe(true);
+      const feature = body.cluster?.features?.find((f) => f.name === EXTRA_FEATURE);
+      if (news.length === 0) {
+        expect(feature, `${step}: no master knows ${EXTRA_FEATURE}`).toBeUndefined();
+        return;
+      }
+      expect(
+        {
+          ...feature,
+          understood_by: [...(feature?.understood_by ?? [])].sort(),
+          waiting_for: [...(feature?.waiting_for ?? [])].sort(),
+        },
+        `${step}: ${EXTRA_FEATURE}`,
+      ).toEqual({
+        name: EXTRA_FEATURE,
+        state: olds.length > 0 ? 'waiting' : 'held',
+        understood_by: news,
+        waiting_for: olds,
+        enabled_at: null,
+      });
+      if (olds.length > 0) {
+        for (const h of live().filter((x) => x.current!.release === 'N'))
+          expect(h.current!.child.output(), `${step}: ${h.current!.id} says it waits`).toContain(
+            `${EXTRA_FEATURE} waits for`,
+          );
+      }
+    }
   }, 290_000);
 });

@@ -17,7 +17,9 @@ export type FeatureRegistry = Readonly<Record<string, FeatureSpec>>;
  * state, a new record shape, a new key 0.1.0 acts on) adds its feature here and writes it only
  * where `Scheduler.featureInUse` says so.
  */
-export const FEATURES: FeatureRegistry = {};
+export const FEATURES: FeatureRegistry = {
+  // name: { description: '…' },
+};
 
 /** The features of `registry` (default the shipped one), sorted. */
 export function featureNames(registry: FeatureRegistry = FEATURES): readonly string[] {
