@@ -1,9 +1,9 @@
 import { EVENT_LOOP_SAMPLE_MS, NON_COUNTER_TOTALS } from '@maintd/core';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { KIND_NAMES } from './kinds/index.js';
+import { JOB_BUCKETS } from './buckets.js';
+import { KINDS, KIND_NAMES, type KindRegistry } from './kinds/index.js';
+import { kindObservers } from './scheduler/kind-metrics.js';
 
-/** Buckets of job-latency histograms (seconds), as the original master. */
-export const JOB_BUCKETS = [0.5, 2, 10, 30, 120, 600, 1800];
 /** Buckets of request-latency histograms (seconds). */
 const REQUEST_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60];
 
@@ -31,12 +31,15 @@ export interface Metrics {
 }
 
 /**
- * Creates the metric set on a fresh registry, with Node's default process metrics unless
- * `processMetrics` is false (simulations run several masters in one process), and
- * `master_build_info` when `version` is given.
+ * Creates the metric set on a fresh registry, with the metrics each kind of `kinds` (default the
+ * shipped registry) declares, Node's default process metrics unless `processMetrics` is false
+ * (simulations run several masters in one process), and `master_build_info` when `version` is given.
  */
-export function createMetrics(options: { readonly processMetrics?: boolean; readonly version?: string } = {}): Metrics {
+export function createMetrics(
+  options: { readonly processMetrics?: boolean; readonly version?: string; readonly kinds?: KindRegistry } = {},
+): Metrics {
   const registry = new Registry();
+  kindObservers(registry, options.kinds ?? KINDS);
   if (options.processMetrics ?? true) {
     collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
     for (const name of NON_COUNTER_TOTALS) registry.removeSingleMetric(name);

@@ -63,6 +63,12 @@ type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) exten
 /** The settings every kind adds (its sweep's interval and threshold), merged in registry order. */
 type KindSettings = UnionToIntersection<(typeof KINDS)[keyof typeof KINDS]['settings']>;
 const kindSettings = Object.assign({}, ...KIND_NAMES.map((k) => kindSpec(k).settings)) as KindSettings;
+/** The settings holding the slots of the kinds' own pools: listed with `TASK_CONCURRENCY`, not with the sweeps. */
+const poolSettingNames = new Set(KIND_NAMES.flatMap((k) => kindSpec(k).pool?.sizeSetting ?? []));
+const kindSettingsOf = (pools: boolean): KindSettings =>
+  Object.fromEntries(
+    Object.entries(kindSettings).filter(([name]) => poolSettingNames.has(name) === pools),
+  ) as KindSettings;
 
 // ---- the shape------------------------------------------------------------------------
 
@@ -102,13 +108,14 @@ const shape = {
   STATS_SCAN_INTERVAL_SECS: setting(timerSecs(0), '60', {
     description: 'How often worker store stats are scanned; 0 disables the scan.',
   }),
-  ...kindSettings,
+  ...kindSettingsOf(false),
   SWEEP_MAX_NEW_TASKS: setting(wholeNumber(1), '256', {
     description: 'Most tasks one sweep enqueues.',
   }),
   TASK_CONCURRENCY: setting(wholeNumber(1), '4', {
     description: 'Slots of the general pool: every kind without a pool of its own, or whose pool has 0 slots.',
   }),
+  ...kindSettingsOf(true),
   TASK_MAX_ATTEMPTS: setting(wholeNumber(1), String(DEFAULT_STORE_OPTIONS.maxAttempts), {
     description:
       'Times a task orphaned mid-run (its master died or lost its session) is requeued before it is failed; a failed run is not retried.',

@@ -113,10 +113,12 @@ describe('releasing @maintd/core and the binaries to a private registry', () => 
       const manifest = await readManifest(join(repoRoot, dir));
       if (dirs.has(manifest.name)) continue; // packages/core: listed twice
       await mkdir(join(workspace, dir), { recursive: true });
-      await cp(join(repoRoot, dir, 'package.json'), join(workspace, dir, 'package.json'));
+      // At 0.0.0 with no changelog, whatever the repository has released: the fixture's own
+      // releases are its first (0.1.0) and a patch (0.1.1).
+      await writeFile(join(workspace, dir, 'package.json'), JSON.stringify({ ...manifest, version: '0.0.0' }, null, 2));
       if (!manifest.private) {
         for (const entry of manifest.files ?? []) {
-          if (entry.startsWith('!') || !existsSync(join(repoRoot, dir, entry))) continue;
+          if (entry.startsWith('!') || entry === 'CHANGELOG.md' || !existsSync(join(repoRoot, dir, entry))) continue;
           await cp(join(repoRoot, dir, entry), join(workspace, dir, entry), { recursive: true });
         }
       }

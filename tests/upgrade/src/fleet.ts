@@ -1,5 +1,5 @@
 import { freePort } from '@maintd/core/testing';
-import { type Child, eventually, spawnNode } from '@maintd/faults/harness/processes';
+import { type Child, eventually, spawnNode, startSimWorkers } from '@maintd/faults/harness/processes';
 import type { Release } from './checks.js';
 
 /** The binaries of one release. */
@@ -120,22 +120,13 @@ export interface Workers {
 }
 
 export async function startWorkers(bin: string, args: readonly string[]): Promise<Workers> {
-  const child = spawnNode(bin, ['workers', ...args]);
-  const info = await eventually(() => {
-    if (!child.running()) throw new Error(`maintd-sim exited early:\n${child.output()}`);
-    const line = child
-      .output()
-      .split('\n')
-      .find((l) => l.includes('simulated workers listening'));
-    if (!line) throw new Error('maintd-sim workers not listening yet');
-    return JSON.parse(line) as { workers: string[]; broken: string[] };
-  }, 20_000);
+  const sim = await startSimWorkers(args, bin);
   const stores = new Set<string>();
-  for (const endpoint of info.workers) {
+  for (const endpoint of sim.endpoints) {
     const r = (await (await fetch(`${endpoint}/api/v1/internal/stores`)).json()) as { stores: { name: string }[] };
     for (const s of r.stores) stores.add(s.name);
   }
-  return { child, endpoints: info.workers, broken: info.broken, stores: [...stores].sort() };
+  return { child: sim, endpoints: sim.endpoints, broken: sim.broken, stores: [...stores].sort() };
 }
 
 /** Sums the samples of one metric in a Prometheus text exposition whose labels contain `labels`. */

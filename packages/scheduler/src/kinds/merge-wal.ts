@@ -11,7 +11,7 @@ import {
   callStoreRoute,
   checkTarget,
 } from '../executor.js';
-import { JOB_BUCKETS } from '../metrics.js';
+import { JOB_BUCKETS } from '../buckets.js';
 import { isStoreError } from '../workers/client.js';
 import type { KindRun, KindSpec } from './spec.js';
 

@@ -152,9 +152,12 @@ export interface SimWorkers extends Child {
   readonly broken: readonly string[];
 }
 
-/** Starts `maintd-sim workers` with `args` (e.g. `['--workers', '3', '--latency-ms', '500']`). */
-export async function startSimWorkers(args: readonly string[]): Promise<SimWorkers> {
-  const child = spawnNode(BIN.sim, ['workers', ...args]);
+/**
+ * Starts `maintd-sim workers` with `args` (e.g. `['--workers', '3', '--latency-ms', '500']`), from
+ * the workspace's build unless `bin` names another (another release's simulator).
+ */
+export async function startSimWorkers(args: readonly string[], bin: string = BIN.sim): Promise<SimWorkers> {
+  const child = spawnNode(bin, ['workers', ...args]);
   const info = await eventually(() => {
     if (!child.running()) throw new Error(`maintd-sim exited early:\n${child.output()}`);
     const line = child
