@@ -5,20 +5,24 @@ import { execFileSync } from 'node:child_process';
  * screen is its data feed. One tmux server per test process.
  */
 export class Dashboard {
-  readonly #socket = `maintd-upgrade-${process.pid}`;
+  readonly #socket: string;
+
+  private constructor(name: string) {
+    this.#socket = `maintd-upgrade-${process.pid}-${name}`;
+  }
 
   #tmux(...args: string[]): string {
     return execFileSync('tmux', ['-L', this.#socket, '-f', '/dev/null', ...args], { encoding: 'utf8' });
   }
 
-  /** Starts `node <bin> --url <url>` in a 200×40 terminal. */
-  static start(bin: string, url: string): Dashboard {
+  /** Starts `node <bin> --url <url>` in a 200×40 terminal of a tmux server of its own, named `name`. */
+  static start(bin: string, url: string, name: string): Dashboard {
     try {
       execFileSync('tmux', ['-V']);
     } catch {
       throw new Error('tmux is not installed (apt-get install tmux): maintd-top needs a terminal');
     }
-    const d = new Dashboard();
+    const d = new Dashboard(name);
     const env = [
       `PATH=${process.env.PATH ?? ''}`,
       `HOME=${process.env.HOME ?? '/tmp'}`,

@@ -1,6 +1,6 @@
 /**
  * The mixed-version rolling upgrade (issue 32, point 5; docs/ARCHITECTURE.md §2.1): three masters,
- * an exporter and the dashboard of release N-1 on one etcd, with simulated workers (broken stores
+ * exporters and dashboards of both releases on one etcd, with simulated workers (broken stores
  * among them) under a small enqueue load, failures, cooldown windows and a park live. The masters
  * are replaced by N one at a time in a seeded random order; one is rolled back to N-1 and forward
  * again. N runs a kind N-1 does not know. After each step, checks against a random live master;
@@ -14,7 +14,7 @@ import { type Random, keysFor, seededRandom } from '@maintd/core';
 import { type EtcdServer, freePort, startEtcd } from '@maintd/core/testing';
 import { Api } from '@maintd/faults/harness/api';
 import { Cleanup } from '@maintd/faults/harness/cluster-fixture';
-import { eventually, runNode } from '@maintd/faults/harness/processes';
+import { BIN, eventually, runNode } from '@maintd/faults/harness/processes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   EXPECTED_DIFF,
@@ -22,6 +22,7 @@ import {
   EXTRA_KIND,
   EXTRA_KIND_ENV,
   EXTRA_KIND_METRIC,
+  REPO,
   type ReleaseN,
   buildReleaseN,
 } from './build-n.js';
@@ -71,6 +72,8 @@ const MASTER_ENV = {
   SHUTDOWN_GRACE_SECS: '20',
   LOG_LEVEL: 'info',
 };
+/** N's dashboard: the workspace's build. */
+const N_TOP = join(REPO, 'apps/tui/bin/maintd-top.js');
 /** N's extra kind sweeps too. */
 const N_ENV = { [EXTRA_KIND_ENV.interval]: '3' };
 
@@ -110,8 +113,10 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
   let workers: Workers;
   let proxies: CountingProxy[];
   let etcdLog: EtcdLog;
-  let exporter: Service;
-  let dashboard: Dashboard;
+  /** An exporter of each release, both watching the whole roll. */
+  const exporters: { release: Release; service: Service }[] = [];
+  /** A dashboard of each release, on different hosts. */
+  const dashboards: { release: Release; d: Dashboard }[] = [];
   const hosts: Host[] = [];
   const answers: Answer[] = [];
   const enqueued: Enqueued[] = [];
@@ -176,14 +181,20 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     cleanup.add(() => Promise.all(hosts.map((h) => h.stop())));
     await Promise.all(hosts.map((h) => h.run(bins('N-1'))));
 
-    exporter = await startExporter(n1.exporter, {
-      ETCD_ENDPOINTS: etcd.clientUrl,
-      ETCD_PREFIX: prefix,
-      EXPORTER_CHECK_INTERVAL_SECS: '1',
-    });
-    cleanup.add(() => exporter.child.stop());
-    dashboard = Dashboard.start(n1.top, hosts[0]!.url);
-    cleanup.add(() => dashboard.close());
+    // An exporter and a dashboard of each release (docs/COMPATIBILITY.md, promise 2): N's are the
+    // workspace's builds, which take their kinds from the registrations as N-1's do.
+    const exporterEnv = { ETCD_ENDPOINTS: etcd.clientUrl, ETCD_PREFIX: prefix, EXPORTER_CHECK_INTERVAL_SECS: '1' };
+    for (const [release, bin] of [
+      ['N-1', n1.exporter],
+      ['N', BIN.exporter],
+    ] as const) {
+      const service = await startExporter(bin, exporterEnv);
+      cleanup.add(() => service.child.stop());
+      exporters.push({ release, service });
+    }
+    dashboards.push({ release: 'N-1', d: Dashboard.start(n1.top, hosts[0]!.url, 'n1') });
+    dashboards.push({ release: 'N', d: Dashboard.start(N_TOP, hosts[1]!.url, 'n') });
+    cleanup.add(() => dashboards.forEach((x) => x.d.close()));
   }, 180_000);
 
   afterAll(async () => {
@@ -333,7 +344,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     const r = replay(etcdLog.changes(), releaseOf, (j) => JOB_KIND[j], injected);
     const t = judgeTasks(r.tasks, releaseOf, runs);
 
-    // The exporter (N-1) counts what the API (N) lists, by kind and state, and what etcd holds.
+    // Each exporter counts what the API (N) lists, by kind and state, and what etcd holds.
     const listed = await api(drain).allTasks();
     const byKindState = (xs: readonly { kind: string; state: string }[]): Record<string, number> => {
       const out: Record<string, number> = {};
@@ -342,16 +353,17 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     };
     const inEtcd = byKindState([...r.tasks.values()].flatMap((c) => (c.at(-1)?.record ? [c.at(-1)!.record!] : [])));
     expect(byKindState(listed)).toEqual(inEtcd);
-    await eventually(async () => {
-      const text = await (await fetch(`${exporter.url}/metrics`)).text();
-      const fromExporter: Record<string, number> = {};
-      for (const key of new Set([...Object.keys(inEtcd), ...SHIPPED.map((k) => `${k} done`)])) {
-        const [kind, state] = key.split(' ');
-        const v = metric(text, 'master_cluster_tasks', `kind="${kind!}",state="${state!}"`) ?? 0;
-        if (v > 0) fromExporter[key] = v;
-      }
-      expect(fromExporter).toEqual(inEtcd);
-    }, 15_000);
+    for (const exporter of exporters)
+      await eventually(async () => {
+        const text = await (await fetch(`${exporter.service.url}/metrics`)).text();
+        const fromExporter: Record<string, number> = {};
+        for (const key of new Set([...Object.keys(inEtcd), ...SHIPPED.map((k) => `${k} done`)])) {
+          const [kind, state] = key.split(' ');
+          const v = metric(text, 'master_cluster_tasks', `kind="${kind!}",state="${state!}"`) ?? 0;
+          if (v > 0) fromExporter[key] = v;
+        }
+        expect(fromExporter, `the ${exporter.release} exporter`).toEqual(inEtcd);
+      }, 15_000);
     await drain.stop();
 
     // The run's figures first, so that a failure below still reports them.
@@ -542,22 +554,24 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
         expect(runsCounted, `${step}: ${EXTRA_KIND_METRIC} on the N masters`).toBeGreaterThan(0);
       }
 
-      // The exporter (N-1) keeps up: every master, no record invalid, the extra kind counted.
-      await eventually(async () => {
-        const text = await (await fetch(`${exporter.url}/metrics`)).text();
-        expect(metric(text, 'maintd_exporter_up'), `${step}: exporter up`).toBe(1);
-        expect(metric(text, 'master_cluster_masters'), `${step}: exporter's masters`).toBe(live().length);
-        expect(metric(text, 'maintd_exporter_invalid_records') ?? 0, `${step}: invalid records`).toBe(0);
-        if (step !== 'N-1 fleet')
-          expect(
-            metric(text, 'master_cluster_tasks', `kind="${EXTRA_KIND}"`) ?? 0,
-            `${step}: exporter counts ${EXTRA_KIND}`,
-          ).toBeGreaterThan(0);
-      }, 15_000);
+      // Each exporter keeps up: every master, no record invalid, the extra kind counted.
+      for (const { release, service } of exporters)
+        await eventually(async () => {
+          const text = await (await fetch(`${service.url}/metrics`)).text();
+          expect(metric(text, 'maintd_exporter_up'), `${step}: ${release} exporter up`).toBe(1);
+          expect(metric(text, 'master_cluster_masters'), `${step}: ${release} exporter's masters`).toBe(live().length);
+          expect(metric(text, 'maintd_exporter_invalid_records') ?? 0, `${step}: ${release} invalid records`).toBe(0);
+          if (step !== 'N-1 fleet')
+            expect(
+              metric(text, 'master_cluster_tasks', `kind="${EXTRA_KIND}"`) ?? 0,
+              `${step}: ${release} exporter counts ${EXTRA_KIND}`,
+            ).toBeGreaterThan(0);
+        }, 15_000);
 
-      // The dashboard (N-1) shows the fleet live, no error in its header, the new kind included.
+      // Each dashboard shows the fleet live, no error in its header, the new kind included.
       const kinds = step === 'N-1 fleet' ? ['merge_wal'] : ['merge_wal', EXTRA_KIND];
-      await dashboard.waitFor(`${step}: the fleet live with ${kinds.join(', ')}`, (s) => cleanLive(s, kinds));
+      for (const { release, d } of dashboards)
+        await d.waitFor(`${step}: the fleet live with ${kinds.join(', ')} (${release})`, (sc) => cleanLive(sc, kinds));
       // No master has crashed meanwhile.
       for (const h of live()) expect(h.current!.child.running(), `${step}: ${h.current!.id} running`).toBe(true);
       log('checked', { step, against: inc.id });
