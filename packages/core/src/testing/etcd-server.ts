@@ -92,8 +92,29 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Starts a single-member etcd and resolves once `/health` reports healthy. */
+/** How often a start whose free ports another process took meanwhile is tried on fresh ones. */
+const PORT_RACE_ATTEMPTS = 3;
+
+/** Whether etcd failed because a port {@link freePort} found free was taken before etcd bound it. */
+const portTaken = (err: unknown): boolean => err instanceof Error && err.message.includes('address already in use');
+
+/**
+ * Starts a single-member etcd and resolves once `/health` reports healthy. Ports it picks itself
+ * were free a moment before etcd binds them: when a process beside the test takes one first, it
+ * starts again on fresh ports.
+ */
 export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdServer> {
+  const fixed = options.clientPort !== undefined || options.peerPort !== undefined;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEtcdOnce(options);
+    } catch (err) {
+      if (fixed || attempt >= PORT_RACE_ATTEMPTS || !portTaken(err)) throw err;
+    }
+  }
+}
+
+async function startEtcdOnce(options: StartEtcdOptions): Promise<EtcdServer> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), ETCD_DATA_PREFIX)));
   const clientPort = options.clientPort ?? (await freePort());
   const peerPort = options.peerPort ?? (await freePort());
@@ -186,7 +207,10 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
 
   const deadline = performance.now() + (options.readyTimeoutMs ?? 20_000);
   for (;;) {
-    if (exited) throw new Error(`etcd exited before becoming healthy:\n${stderr}`);
+    if (exited) {
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
+      throw new Error(`etcd exited before becoming healthy:\n${stderr}`);
+    }
     try {
       if ((await probeHealth(clientUrl, tls)) === 'true') break;
     } catch {
@@ -245,11 +269,25 @@ export interface EtcdCluster {
 
 /**
  * Starts a `size`-member etcd cluster on free loopback ports (each member under its own
- * watchdog and data dir), resolving once every member reports a leader.
+ * watchdog and data dir), resolving once every member reports a leader. When a process beside
+ * the test takes one of the ports first, the whole cluster starts again on fresh ones.
  */
 export async function startEtcdCluster(
   size = 3,
   options: Pick<StartEtcdOptions, 'binary' | 'extraArgs'> = {},
+): Promise<EtcdCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEtcdClusterOnce(size, options);
+    } catch (err) {
+      if (attempt >= PORT_RACE_ATTEMPTS || !portTaken(err)) throw err;
+    }
+  }
+}
+
+async function startEtcdClusterOnce(
+  size: number,
+  options: Pick<StartEtcdOptions, 'binary' | 'extraArgs'>,
 ): Promise<EtcdCluster> {
   const specs = await Promise.all(
     Array.from({ length: size }, async (_, i) => ({
@@ -262,7 +300,15 @@ export async function startEtcdCluster(
   const initialCluster = specs.map((s) => `${s.name}=http://127.0.0.1:${s.peerPort}`).join(',');
   const start = (i: number): Promise<EtcdServer> =>
     startEtcd({ ...options, ...specs[i]!, initialCluster, readyTimeoutMs: 30_000 });
-  const members = await Promise.all(specs.map((_, i) => start(i)));
+  const started = await Promise.allSettled(specs.map((_, i) => start(i)));
+  const failed = started.find((r) => r.status === 'rejected');
+  if (failed) {
+    // The members that came up, and every data dir, go with the failed start.
+    await Promise.all(started.flatMap((r) => (r.status === 'fulfilled' ? [r.value.stop()] : [])));
+    await Promise.all(specs.map((s) => rm(s.dataDir, { recursive: true, force: true })));
+    throw failed.reason;
+  }
+  const members = started.map((r) => (r as PromiseFulfilledResult<EtcdServer>).value);
   return {
     endpoints: specs.map((s) => `http://127.0.0.1:${s.clientPort}`),
     members,
