@@ -30,7 +30,7 @@ export interface ExecutorDeps {
 }
 
 /** Bound of a task's detail or error: one error per worker must fit for a small fleet. */
-export const OUTCOME_TEXT_MAX = 2000;
+const OUTCOME_TEXT_MAX = 2000;
 
 /** Message of the failure when WORKER_ENDPOINTS is empty. */
 export const NO_ENDPOINTS_ERROR = 'no worker endpoints configured (WORKER_ENDPOINTS)';
@@ -39,7 +39,7 @@ export const NO_ENDPOINTS_ERROR = 'no worker endpoints configured (WORKER_ENDPOI
  * The URL of a per-store worker route. The name is percent-encoded; it is also validated
  * first, since a name such as `..` would be resolved away as a path segment.
  */
-export function workerUrl(endpoint: string, route: string, target: string): string {
+function workerUrl(endpoint: string, route: string, target: string): string {
   return `${endpoint.replace(/\/+$/, '')}/api/v1/internal/${route}/${encodeURIComponent(target)}`;
 }
 

@@ -56,7 +56,7 @@ export interface WorkerCallOptions {
 }
 
 /** Default reply size limit: worker replies of the merge/compact calls are a few bytes. */
-export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
 /**
  * The reason given when a settled call releases its timer and connection: `abort()` without a

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { type WorkerCallOptions, callWorker } from './client.js';
 
 /** One store as one worker reports it: that worker's shards only. */
-export interface StoreReport {
+interface StoreReport {
   readonly name: string;
   readonly pending_wal_generations: number;
   readonly fragment_count: number;
@@ -26,7 +26,7 @@ export interface ScanResult {
 }
 
 /** Default reply size limit of a scan: a worker may own tens of thousands of shards. */
-export const SCAN_MAX_BODY_BYTES = 16 * 1024 * 1024;
+const SCAN_MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 const StoresReplySchema = z.object({ stores: z.array(z.unknown()) });
 
