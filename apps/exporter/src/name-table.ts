@@ -27,9 +27,6 @@ export const MAX_KINDS = 256;
  */
 export const MAX_STATES = 8;
 
-/** A state's name as a label value may hold it: written like a kind's. */
-const STATE_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
-
 /** Names in the order first seen, each one's index, and what the table admits. */
 export interface NameTable {
   readonly names: string[];
@@ -46,13 +43,13 @@ export function createKindTable(): NameTable {
 }
 
 /**
- * A table of task states holding today's states first, in core's schema order (so their indexes
+ * A table of task states (named as kinds are, so a label value can hold one) holding today's states first, in core's schema order (so their indexes
  * are fixed, `queued` among them), then those of later releases as records show them, up to
  * {@link MAX_STATES}.
  */
 export function createStateTable(): NameTable {
   const names = [...TaskStateSchema.options];
-  return { names, index: new Map(names.map((n, i) => [n, i])), limit: MAX_STATES, pattern: STATE_PATTERN };
+  return { names, index: new Map(names.map((n, i) => [n, i])), limit: MAX_STATES, pattern: KIND_PATTERN };
 }
 
 /**

@@ -77,8 +77,6 @@ export class Scheduler {
     }
     this.#loops.push(
       clusterLoop(this.#ctx, featureNames(featuresOf(this.#d)), {
-        logger: this.#d.logger,
-        version: this.#d.version ?? 'unknown',
         onRecord: (record) => (this.#cluster = record),
         tooOld: (message) => {
           // Not one more claim: what this master would run next may be written in the new way.

@@ -1,4 +1,5 @@
-import { EtcdKv, type Watch, type WatchEvent } from '@maintd/core';
+import { EtcdKv, type WatchEvent } from '@maintd/core';
+import { ResumingWatch } from '@maintd/faults/harness/resuming-watch';
 
 /** One change under the prefix, as etcd's watch delivered it. */
 export interface Change {
@@ -12,9 +13,9 @@ export interface Change {
   readonly value: Record<string, unknown> | undefined;
 }
 
-/** The parts of the keyspace the checks replay. */
 /** Markers written so far (each marker write has a new value, so etcd always records it). */
 let markers = 0;
+/** The parts of the keyspace the checks replay. */
 const KEPT = ['tasks/', 'cooldown/', 'parked/', 'sweeps/', 'masters/'];
 
 /**
@@ -28,25 +29,20 @@ export class EtcdLog {
   readonly #prefix: string;
   readonly #marker: string;
   readonly #changes: Change[] = [];
-  #watch: Watch | undefined;
-  #lastRevision: number;
-  readonly #keysAtLast = new Set<string>();
-  #closed = false;
-  /** Watch failures (each followed by a resume). */
-  resumes = 0;
+  #watch!: ResumingWatch;
 
-  private constructor(kv: EtcdKv, prefix: string, fromRevision: number) {
+  private constructor(kv: EtcdKv, prefix: string) {
     this.#kv = kv;
     this.#prefix = `${prefix}/`;
     this.#marker = `${prefix}~marker`;
-    this.#lastRevision = fromRevision - 1;
   }
 
   /** Starts watching `<prefix>/` at the current revision. */
   static async start(endpoint: string, prefix: string): Promise<EtcdLog> {
     const kv = new EtcdKv({ endpoints: [endpoint] });
-    const log = new EtcdLog(kv, prefix, (await kv.revision()) + 1);
-    await log.#open();
+    const log = new EtcdLog(kv, prefix);
+    // The prefix without its slash: the marker key beside it is in the watch too.
+    log.#watch = await ResumingWatch.start(kv, prefix, (e, seenAt) => log.#record(e, seenAt));
     return log;
   }
 
@@ -55,40 +51,17 @@ export class EtcdLog {
     return this.#kv;
   }
 
-  async #open(): Promise<void> {
-    for (;;) {
-      if (this.#closed) return;
-      try {
-        // The prefix without its slash: the marker key beside it is in the watch too.
-        this.#watch = await this.#kv.watch(this.#prefix.slice(0, -1), (events) => this.#record(events), {
-          fromRevision: this.#lastRevision + 1,
-          onError: () => {
-            this.resumes++;
-            void this.#open();
-          },
-        });
-        return;
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    }
+  /** Watch failures (each followed by a resume). */
+  get resumes(): number {
+    return this.#watch.resumes;
   }
 
-  #record(events: readonly WatchEvent[]): void {
-    const seenAt = Date.now();
-    for (const e of events) {
-      // A resumed watch may repeat the revision it resumed from (see the fault suite's TaskHistory).
-      if (e.modRevision < this.#lastRevision) continue;
-      if (e.modRevision > this.#lastRevision) this.#keysAtLast.clear();
-      if (this.#keysAtLast.has(e.key)) continue;
-      this.#keysAtLast.add(e.key);
-      this.#lastRevision = e.modRevision;
-      if (!e.key.startsWith(this.#prefix)) continue;
-      const key = e.key.slice(this.#prefix.length);
-      if (!KEPT.some((k) => key.startsWith(k))) continue;
-      const value = e.type === 'put' ? (JSON.parse(e.value) as Record<string, unknown>) : undefined;
-      this.#changes.push({ revision: e.modRevision, seenAt, key, value });
-    }
+  #record(e: WatchEvent, seenAt: number): void {
+    if (!e.key.startsWith(this.#prefix)) return;
+    const key = e.key.slice(this.#prefix.length);
+    if (!KEPT.some((k) => key.startsWith(k))) return;
+    const value = e.type === 'put' ? (JSON.parse(e.value) as Record<string, unknown>) : undefined;
+    this.#changes.push({ revision: e.modRevision, seenAt, key, value });
   }
 
   /** Every change so far, oldest first. */
@@ -103,15 +76,14 @@ export class EtcdLog {
   async caughtUp(timeoutMs = 20_000): Promise<void> {
     const { revision } = await this.#kv.put(this.#marker, String(markers++));
     const deadline = performance.now() + timeoutMs;
-    while (this.#lastRevision < revision) {
-      if (performance.now() > deadline) throw new Error(`etcd log stuck at ${this.#lastRevision} < ${revision}`);
+    while (this.#watch.lastRevision < revision) {
+      if (performance.now() > deadline) throw new Error(`etcd log stuck at ${this.#watch.lastRevision} < ${revision}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    await this.#watch?.close().catch(() => undefined);
+    await this.#watch.close();
     await this.#kv.close().catch(() => undefined);
   }
 }

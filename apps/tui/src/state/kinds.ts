@@ -19,12 +19,7 @@ export function fleetKinds(data: FleetData): readonly string[] {
   if (known) return known;
   const ordered = new Set<string>();
   for (const m of data.masters ?? []) for (const k of m.kinds ?? []) ordered.add(k);
-  for (const k of data.policy?.kinds ?? []) ordered.add(k);
-  const seen = new Set<string>();
-  for (const k of Object.keys(data.counts ?? {})) seen.add(k);
-  kindsIn(data.cooldowns, seen);
-  kindsIn(data.tasks, seen);
-  for (const k of [...seen].sort()) ordered.add(k);
+  for (const k of policyThenRecordKinds(data, Object.keys(data.counts ?? {}))) ordered.add(k);
   const kinds = sameList(last, ordered) ? last : [...ordered];
   last = kinds;
   memo.set(data, kinds);
@@ -47,13 +42,17 @@ export function runnableKinds(data: FleetData): readonly string[] {
     listed = true;
     for (const k of m.kinds) registered.add(k);
   }
-  if (listed) return [...registered];
+  return listed ? [...registered] : [...policyThenRecordKinds(data)];
+}
+
+/** The kinds the policy names, then those of the records (and of `more`) by name. */
+function policyThenRecordKinds(data: FleetData, more: Iterable<string> = []): Set<string> {
   const ordered = new Set<string>(data.policy?.kinds ?? []);
-  const seen = new Set<string>();
+  const seen = new Set<string>(more);
   kindsIn(data.cooldowns, seen);
   kindsIn(data.tasks, seen);
   for (const k of [...seen].sort()) ordered.add(k);
-  return [...ordered];
+  return ordered;
 }
 
 /** `kinds` followed by those of `more` not in it: the kinds to read per-kind totals of. */

@@ -6,7 +6,6 @@ import {
   type TaskStore,
   clusterView,
 } from '@maintd/core';
-import type { Logger } from 'pino';
 import type { LoopContext } from './context.js';
 
 /** What one check of the cluster's feature gates found and did. */
@@ -30,7 +29,8 @@ export async function checkCluster(store: TaskStore, own: readonly string[]): Pr
   if (view.unknownEnabled.length > 0 || view.ready.length === 0) return { view, record, switchedOn: [] };
   record = await store.cluster.enable(view.ready);
   const on = new Set(record.features.map((f) => f.name));
-  const switchedOn = view.ready.filter((name) => on.has(name) && !read?.features.some((f) => f.name === name));
+  // `ready` holds only features that were off: those on now were switched on by this check (or by a peer's at the same moment).
+  const switchedOn = view.ready.filter((name) => on.has(name));
   view = clusterView(own, masters, record);
   return { view, record, switchedOn };
 }
@@ -78,24 +78,23 @@ export function clusterLoop(
   ctx: LoopContext,
   own: readonly string[],
   hooks: {
-    readonly logger: Logger;
-    readonly version: string;
     readonly onRecord: (record: ClusterRecord | undefined) => void;
     readonly tooOld: (message: string) => void;
   },
 ): Promise<void> {
+  const { store, logger, version = 'unknown' } = ctx.deps;
   let said: string | undefined;
   const loop = async (): Promise<void> => {
     while (!ctx.stop.aborted) {
       try {
-        const { view, record, switchedOn } = await checkCluster(ctx.deps.store, own);
+        const { view, record, switchedOn } = await checkCluster(store, own);
         hooks.onRecord(record);
         if (view.unknownEnabled.length > 0) {
-          hooks.tooOld(tooOldMessage(hooks.version, view));
+          hooks.tooOld(tooOldMessage(version, view));
           return;
         }
         if (switchedOn.length > 0) {
-          hooks.logger.info(
+          logger.info(
             { features: switchedOn },
             `cluster feature(s) ${switchedOn.join(', ')} switched on: every live master understands them; masters write them from ${FEATURE_SETTLE_MS / 1000} s from now`,
           );
@@ -103,7 +102,7 @@ export function clusterLoop(
         const line = describe(view);
         if (line && line.key !== said) {
           said = line.key;
-          hooks.logger.info(line.fields, line.msg);
+          logger.info(line.fields, line.msg);
         }
       } catch (err) {
         ctx.outage.failed(err, 'cluster check failed', { job: 'cluster' });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { EtcdKv, type TaskRecord, TaskRecordSchema, type Watch, type WatchEvent } from '@maintd/core';
+import { EtcdKv, type TaskRecord, TaskRecordSchema, type WatchEvent } from '@maintd/core';
+import { ResumingWatch } from './resuming-watch.js';
 
 /** A fresh key prefix, so that a scenario's state never mixes with another's. */
 export function uniquePrefix(scenario: string): string {
@@ -25,68 +26,37 @@ export class TaskHistory {
   readonly #kv: EtcdKv;
   readonly #prefix: string;
   readonly #changes = new Map<string, TaskChange[]>();
-  #watch: Watch | undefined;
-  #lastRevision: number;
-  /** Keys changed at {@link #lastRevision} that this history has recorded. */
-  readonly #keysAtLast = new Set<string>();
-  #closed = false;
-  /** Watch failures (each followed by a resume from the last revision seen). */
-  resumes = 0;
+  #watch!: ResumingWatch;
 
-  private constructor(kv: EtcdKv, prefix: string, fromRevision: number) {
+  private constructor(kv: EtcdKv, prefix: string) {
     this.#kv = kv;
     this.#prefix = prefix;
-    this.#lastRevision = fromRevision - 1;
   }
 
   /** Starts watching `<prefix>/tasks/` at the current revision, through `endpoints`. */
   static async start(endpoints: readonly string[], prefix: string): Promise<TaskHistory> {
     const kv = new EtcdKv({ endpoints });
-    const history = new TaskHistory(kv, `${prefix}/tasks/`, (await kv.revision()) + 1);
-    await history.#open();
+    const history = new TaskHistory(kv, `${prefix}/tasks/`);
+    history.#watch = await ResumingWatch.start(kv, history.#prefix, (e, seenAt) => history.#record(e, seenAt));
     return history;
   }
 
-  async #open(): Promise<void> {
-    for (;;) {
-      if (this.#closed) return;
-      try {
-        this.#watch = await this.#kv.watch(this.#prefix, (events) => this.#record(events), {
-          fromRevision: this.#lastRevision + 1,
-          onError: () => {
-            this.resumes++;
-            void this.#open();
-          },
-        });
-        return;
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    }
+  #record(e: WatchEvent, seenAt: number): void {
+    const id = e.key.slice(this.#prefix.length);
+    const record = e.type === 'put' ? TaskRecordSchema.parse(JSON.parse(e.value)) : undefined;
+    const list = this.#changes.get(id) ?? [];
+    list.push({ revision: e.modRevision, seenAt, record });
+    this.#changes.set(id, list);
   }
 
-  #record(events: readonly WatchEvent[]): void {
-    const seenAt = Date.now();
-    for (const e of events) {
-      // A resumed watch may repeat the revision it resumed from. One revision can change many
-      // tasks (a master commits concurrent claims and finishes as one transaction): a repeat is
-      // a key already seen at that revision, not any change at it.
-      if (e.modRevision < this.#lastRevision) continue;
-      if (e.modRevision > this.#lastRevision) this.#keysAtLast.clear();
-      if (this.#keysAtLast.has(e.key)) continue;
-      this.#keysAtLast.add(e.key);
-      this.#lastRevision = e.modRevision;
-      const id = e.key.slice(this.#prefix.length);
-      const record = e.type === 'put' ? TaskRecordSchema.parse(JSON.parse(e.value)) : undefined;
-      const list = this.#changes.get(id) ?? [];
-      list.push({ revision: e.modRevision, seenAt, record });
-      this.#changes.set(id, list);
-    }
+  /** Watch failures (each followed by a resume from the last revision seen). */
+  get resumes(): number {
+    return this.#watch.resumes;
   }
 
   /** The revision of the last change seen. */
   get lastRevision(): number {
-    return this.#lastRevision;
+    return this.#watch.lastRevision;
   }
 
   /** Every task id seen. */
@@ -109,15 +79,14 @@ export class TaskHistory {
     const page = await this.#kv.range(this.#prefix, { keysOnly: true });
     const newest = page.kvs.reduce((m, kv) => Math.max(m, kv.modRevision), 0);
     const deadline = performance.now() + timeoutMs;
-    while (this.#lastRevision < newest) {
-      if (performance.now() > deadline) throw new Error(`task history stuck at ${this.#lastRevision} < ${newest}`);
+    while (this.lastRevision < newest) {
+      if (performance.now() > deadline) throw new Error(`task history stuck at ${this.lastRevision} < ${newest}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    await this.#watch?.close().catch(() => undefined);
+    await this.#watch.close();
     await this.#kv.close().catch(() => undefined);
   }
 }
