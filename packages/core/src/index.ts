@@ -101,6 +101,15 @@ export {
   sanitizeError,
   wouldCool,
 } from './cooldown-policy.js';
+export {
+  TIMELINE_EVENT_TYPES,
+  type TimelineEntry,
+  type TimelineEvent,
+  type TimelineEventType,
+  TimelineEventSchema,
+  encodeTimelineEvent,
+  timelineView,
+} from './timeline.js';
 export { EVENT_LOOP_SAMPLE_MS, NON_COUNTER_TOTALS } from './process-metrics.js';
 export { type Random, cryptoRandom, seededRandom } from './random.js';
 export {
@@ -111,7 +120,9 @@ export {
   type SessionOptions,
 } from './session.js';
 export {
+  type Actor,
   type Claim,
+  type ClaimOptions,
   type ClusterStore,
   type CooldownEffect,
   type CooldownRead,

@@ -57,6 +57,14 @@ export interface Keys {
   parked(kind: TaskKind, target: string): string;
   /** `P/parked/<kind>/`, or `P/parked/` for every kind. */
   parkedPrefix(kind?: TaskKind): string;
+  /** `P/timeline/<kind>/<hex>/<id>`: one event of (kind, target)'s timeline; ids are UUIDv7, so key order is time order. */
+  timeline(kind: TaskKind, target: string, id: string): string;
+  /** `P/timeline/<kind>/<hex>/` (one pair's events), `P/timeline/<kind>/` or `P/timeline/`. */
+  timelinePrefix(kind?: TaskKind, target?: string): string;
+  /** `P/held/<kind>/<hex>/<id>`: present while a park holds automatic task `id` of (kind, target) back. */
+  held(kind: TaskKind, target: string, id: string): string;
+  /** `P/held/<kind>/<hex>/` (one pair's held tasks), or `P/held/` for every pair. */
+  heldPrefix(kind?: TaskKind, target?: string): string;
   /** `P/stats/<hex>`: the store’s aggregated stats row. */
   stats(target: string): string;
   /** `P/stats/`. */
@@ -75,6 +83,12 @@ export interface Keys {
   sweep(name: string): string;
   /** `P/cluster`: the fleet-wide feature gates (docs/ARCHITECTURE.md §2.8). */
   readonly cluster: string;
+}
+
+/** `base`, narrowed to one kind and then to one of its targets, when given. */
+function pairPrefix(base: string, kind: TaskKind | undefined, target: string | undefined): string {
+  if (kind === undefined) return base;
+  return target === undefined ? `${base}${kind}/` : `${base}${kind}/${targetHex(target)}/`;
 }
 
 /** The key prefix when none is given (docs/ARCHITECTURE.md §2.4; the default of `ETCD_PREFIX`). */
@@ -101,6 +115,10 @@ export function keysFor(prefix = DEFAULT_PREFIX): Keys {
     cooldownPrefix: (kind) => (kind ? `${p}/cooldown/${kind}/` : `${p}/cooldown/`),
     parked: (kind, target) => `${p}/parked/${kind}/${targetHex(target)}`,
     parkedPrefix: (kind) => (kind ? `${p}/parked/${kind}/` : `${p}/parked/`),
+    timeline: (kind, target, id) => `${p}/timeline/${kind}/${targetHex(target)}/${id}`,
+    timelinePrefix: (kind, target) => pairPrefix(`${p}/timeline/`, kind, target),
+    held: (kind, target, id) => `${p}/held/${kind}/${targetHex(target)}/${id}`,
+    heldPrefix: (kind, target) => pairPrefix(`${p}/held/`, kind, target),
     stats: (target) => `${p}/stats/${targetHex(target)}`,
     statsPrefix: `${p}/stats/`,
     // Hex like a target: an endpoint is a URL, whose slashes must not nest keys.

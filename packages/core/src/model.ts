@@ -12,8 +12,13 @@ export const TaskKindSchema = z.string().regex(KIND_PATTERN, 'a kind must match 
 /** A maintenance kind's name, e.g. `merge_wal`; see {@link TaskKindSchema}. */
 export type TaskKind = string;
 
-/** Schema of a task state. `queued → running → done | failed`; there is no cancel or retry state. */
-export const TaskStateSchema = z.enum(['queued', 'running', 'done', 'failed']);
+/**
+ * Schema of a task state. `queued → running → done | failed`; there is no cancel or retry state.
+ * `held`: an automatic task whose (kind, target) an operator parked before it started; it goes
+ * back to `queued` when the park is released or lapses (docs/ARCHITECTURE.md §2.7). Written only
+ * once the `held_tasks` cluster feature is on (§2.8), since releases before it cannot read it.
+ */
+export const TaskStateSchema = z.enum(['queued', 'running', 'done', 'failed', 'held']);
 /** A task's lifecycle state. */
 export type TaskState = z.infer<typeof TaskStateSchema>;
 
@@ -44,7 +49,9 @@ export const TaskRecordSchema = z
     id: TaskIdSchema.describe('Task id: a UUIDv7, so that lexical order is enqueue order'),
     kind: TaskKindSchema.describe('What the task does to its store'),
     target: TargetSchema.describe('The store the task maintains'),
-    state: TaskStateSchema.describe('Lifecycle state: queued → running → done | failed'),
+    state: TaskStateSchema.describe(
+      'Lifecycle state: queued → running → done | failed; `held`: an automatic task of a parked (kind, store), queued again when the park ends',
+    ),
     source: TaskSourceSchema.describe('Who asked for it: `sweep` (an automatic sweep) or `manual` (API, dashboard)'),
     enqueued_at: z.number().int().nonnegative().describe('When it was enqueued, in milliseconds since the Unix epoch'),
     started_at: z
@@ -77,6 +84,19 @@ export const TaskRecordSchema = z
       .array(TaskIdSchema)
       .optional()
       .describe('Ids of tasks that must be done before this one runs; absent when there are none'),
+    held_at: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('When a park held it back (state `held`), in milliseconds since the Unix epoch; absent otherwise'),
+    held_reason: z
+      .string()
+      .max(1100)
+      .optional()
+      .describe(
+        'Why it is held (state `held`): who parked its kind on its store and why, e.g. `parked by ops@10.0.0.7: disk swap`; absent otherwise',
+      ),
   })
   .describe('A maintenance task. Optional fields are omitted, never null.');
 /** A task as stored and served. */
@@ -331,6 +351,8 @@ export function encodeTask(t: TaskRecord): string {
     error: t.error,
     error_class: t.error_class,
     depends_on: t.depends_on && t.depends_on.length > 0 ? t.depends_on : undefined,
+    held_at: t.held_at,
+    held_reason: t.held_reason,
   });
 }
 

@@ -13,7 +13,10 @@ import type {
   WorkerScan,
 } from './model.js';
 import type { Session } from './session.js';
-import type { Claim } from './store/claimer.js';
+import type { Claim, ClaimOptions } from './store/claimer.js';
+import type { Actor } from './store/cooldown-store.js';
+import { resumeLapsed } from './store/held.js';
+import type { TimelineEvent } from './timeline.js';
 import type { ClusterStore } from './store/cluster-store.js';
 import type { RecordFailureResult } from './store/cooldown-store.js';
 import type { HeldLock } from './store/coordination.js';
@@ -24,7 +27,8 @@ import { type OpenedStore, openStore, recoverOrphaned } from './store/open.js';
 import type { StoreParts } from './store/parts.js';
 import type { TaskStoreOptions } from './store/store-options.js';
 
-export type { Claim } from './store/claimer.js';
+export type { Claim, ClaimOptions } from './store/claimer.js';
+export type { Actor } from './store/cooldown-store.js';
 export type { ClusterStore } from './store/cluster-store.js';
 export type { CooldownRead, RecordFailureResult } from './store/cooldown-store.js';
 export type { HeldLock } from './store/coordination.js';
@@ -91,7 +95,12 @@ export class TaskStore {
   enqueue(
     kind: TaskKind,
     target: string,
-    options: { readonly dependsOn?: readonly string[]; readonly source?: TaskSource } = {},
+    options: {
+      readonly dependsOn?: readonly string[];
+      readonly source?: TaskSource;
+      /** Who asked, for a manual task: its `manual_run` timeline event names them. */
+      readonly by?: string;
+    } = {},
   ): Promise<EnqueueResult> {
     return this.#parts.lifecycle.enqueue(kind, target, options);
   }
@@ -115,10 +124,34 @@ export class TaskStore {
    * Claims the oldest runnable task of the given kinds, or returns undefined. Every kind takes
    * the per-target lock, so at most one task per store runs at a time. A task whose dependency
    * failed or vanished is failed here; one whose dependency is still active is skipped. Under
-   * contention the order loosens to FIFO within the oldest few (up to 32) candidates.
+   * contention the order loosens to FIFO within the oldest few (up to 32) candidates. With
+   * `holdParked`, an automatic task whose (kind, target) is parked is held instead (see
+   * {@link ClaimOptions}).
    */
-  claimNext(kinds: readonly TaskKind[]): Promise<Claim | undefined> {
-    return this.#parts.claimer.claimNext(kinds);
+  claimNext(kinds: readonly TaskKind[], options?: ClaimOptions): Promise<Claim | undefined> {
+    return this.#parts.claimer.claimNext(kinds, options);
+  }
+
+  /**
+   * Puts back in their queues the held tasks of every pair whose park lapsed or is gone (a
+   * release puts its own back at once); returns their ids. One keys-only read of `P/held/` when
+   * nothing is held.
+   */
+  resumeHeld(): Promise<string[]> {
+    return resumeLapsed(this.#parts.ctx);
+  }
+
+  /**
+   * The newest events of (kind, target)'s timeline, newest first, as stored (`timelineView`
+   * adds the lapses of windows); at most `limit` (default: the store's `timelineLimit`).
+   */
+  timeline(kind: TaskKind, target: string, limit?: number): Promise<TimelineEvent[]> {
+    return this.#parts.timeline.read(kind, target, limit);
+  }
+
+  /** Deletes timeline events older than the timeline TTL, fleet-wide; returns how many. */
+  pruneTimelines(): Promise<number> {
+    return this.#parts.timeline.prune();
   }
 
   /**
@@ -184,14 +217,17 @@ export class TaskStore {
     return this.#parts.cooldowns.recordFailure(kind, target, taskId, error, errorClass);
   }
 
-  /** Deletes the cooldown record of (kind, target); true if there was one. */
-  clearCooldown(kind: TaskKind, target: string): Promise<boolean> {
-    return this.#parts.cooldowns.clearCooldown(kind, target);
+  /**
+   * Deletes the cooldown record of (kind, target), with a `reset` event on its timeline naming
+   * `actor` in the same transaction; true if there was one.
+   */
+  clearCooldown(kind: TaskKind, target: string, actor?: Actor): Promise<boolean> {
+    return this.#parts.cooldowns.clearCooldown(kind, target, actor);
   }
 
-  /** Deletes every cooldown record (of one kind, or all); returns how many. */
-  clearCooldowns(kind?: TaskKind): Promise<number> {
-    return this.#parts.cooldowns.clearCooldowns(kind);
+  /** Resets every cooldown record (of one kind, or all) as {@link TaskStore.clearCooldown} does; returns how many. */
+  clearCooldowns(kind?: TaskKind, actor?: Actor): Promise<number> {
+    return this.#parts.cooldowns.clearCooldowns(kind, actor);
   }
 
   /** The cooldown record of (kind, target), active or not. */
@@ -233,9 +269,12 @@ export class TaskStore {
     return this.#parts.parks.park(kind, target, options);
   }
 
-  /** Releases the park of (kind, target), lapsed or not; true if there was one. */
-  unpark(kind: TaskKind, target: string): Promise<boolean> {
-    return this.#parts.parks.unpark(kind, target);
+  /**
+   * Releases the park of (kind, target), lapsed or not, with a `released` event naming `actor`
+   * and the tasks it held put back in their queues, in one transaction; true if there was one.
+   */
+  unpark(kind: TaskKind, target: string, actor?: Actor): Promise<boolean> {
+    return this.#parts.parks.unpark(kind, target, actor);
   }
 
   /** The park of (kind, target), lapsed or not (see `isParked`). */

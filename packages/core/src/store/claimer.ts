@@ -1,7 +1,15 @@
 import { LeaseNotFoundError } from '../errors.js';
 import { keyAfter } from '../keys.js';
 import type { KeyValue } from '../kv/port.js';
-import { type TaskKind, type TaskRecord, TaskRecordSchema, encodeTask } from '../model.js';
+import {
+  type ParkRecord,
+  ParkRecordSchema,
+  type TaskKind,
+  type TaskRecord,
+  TaskRecordSchema,
+  encodeTask,
+  isParked,
+} from '../model.js';
 import { type Candidate, CandidateOrder } from './candidate-order.js';
 import { decode } from './codec.js';
 import type { StoreContext } from './context.js';
@@ -11,6 +19,19 @@ import type { KnownRecord, KnownRecords, LocalClaims } from './local-state.js';
 import type { QueueMirror } from './queue-mirror.js';
 import { QueuePages } from './queue-pages.js';
 import type { QueueShares } from './queue-shares.js';
+import { heldReason } from './held.js';
+import type { TimelineStore } from './timeline-store.js';
+
+/** How {@link Claimer.claimNext} treats the automatic tasks of a parked (kind, target). */
+export interface ClaimOptions {
+  /**
+   * Hold them instead of running them (docs/ARCHITECTURE.md §2.7): the claim transaction checks
+   * the pair's park, and a task whose pair is parked becomes `held` until the park ends. Only
+   * once every master can read the `held` state (the `held_tasks` cluster feature, §2.8);
+   * without it a task queued before its park runs once, as releases before it did.
+   */
+  readonly holdParked?: boolean;
+}
 
 /** Widest window of queue candidates a claimer that keeps losing races picks its next try from. */
 const CLAIM_SPREAD_MAX = 32;
@@ -56,11 +77,20 @@ export class Claimer {
   readonly #mirror: QueueMirror;
   readonly #shares: QueueShares;
   readonly #pages: QueuePages;
+  readonly #timeline: TimelineStore;
   /** Width of the queue window the next claim draws its first try from (1: strictly oldest). */
   #spread = 1;
 
-  constructor(ctx: StoreContext, known: KnownRecords, claims: LocalClaims, mirror: QueueMirror, shares: QueueShares) {
+  constructor(
+    ctx: StoreContext,
+    known: KnownRecords,
+    claims: LocalClaims,
+    mirror: QueueMirror,
+    shares: QueueShares,
+    timeline: TimelineStore,
+  ) {
     this.#ctx = ctx;
+    this.#timeline = timeline;
     this.#known = known;
     this.#claims = claims;
     this.#mirror = mirror;
@@ -68,7 +98,8 @@ export class Claimer {
     this.#pages = new QueuePages(ctx, mirror, shares);
   }
 
-  async claimNext(kinds: readonly TaskKind[]): Promise<Claim | undefined> {
+  async claimNext(kinds: readonly TaskKind[], options: ClaimOptions = {}): Promise<Claim | undefined> {
+    const hold = options.holdParked === true;
     const lease = this.#ctx.session.lease;
     if (!lease || kinds.length === 0) return undefined;
     const k = this.#ctx.keys;
@@ -104,7 +135,7 @@ export class Claimer {
         this.#claims.beginAttempt(c.id);
         try {
           if (!this.#known.has(c.id) && !records.has(c.id)) await this.#readAhead(candidates, i, records, seen);
-          const claim = await this.#tryClaim(c.kind, c.id, locked, lease.id, records.get(c.id));
+          const claim = await this.#tryClaim(c.kind, c.id, locked, lease.id, hold, records.get(c.id));
           if (claim === LOST) {
             // Another master took it: every loser of that race would otherwise try the next oldest
             // together and lose again, one fewer each time. Each loss widens the window the next
@@ -195,6 +226,7 @@ export class Claimer {
     id: string,
     locked: Set<string>,
     leaseId: string,
+    hold: boolean,
     readAhead?: KeyValue,
   ): Promise<Claim | typeof LOST | undefined> {
     const { kv, keys: k, clock, masterId } = this.#ctx;
@@ -204,8 +236,11 @@ export class Claimer {
       if (!readAhead) return undefined;
       current = { task: decode(TaskRecordSchema, readAhead), modRevision: readAhead.modRevision };
     }
-    // At most twice: once more only when the record (remembered, or read ahead) turned out stale.
-    for (let attempt = 0; attempt < 2; attempt++) {
+    // The park of the task's pair as last seen (0: none), when the claim must check it.
+    let parkRevision = 0;
+    // At most three: once more when the record (remembered, or read ahead) turned out stale, and
+    // once more when the pair has a park that turned out lapsed.
+    for (let attempt = 0; attempt < 3; attempt++) {
       const { task, modRevision }: KnownRecord = current;
       if (task.state === 'running') return LOST;
       if (task.state !== 'queued' || task.kind !== kind) return undefined;
@@ -219,6 +254,8 @@ export class Claimer {
           return undefined;
         }
       }
+      // Manual tasks are never held: only the automatic work of a parked pair waits.
+      const parkKey = hold && task.source === 'sweep' ? k.parked(task.kind, task.target) : undefined;
       const running: TaskRecord = {
         ...task,
         state: 'running',
@@ -232,6 +269,7 @@ export class Claimer {
           { key: k.queue(kind, id), target: 'version', op: '>', value: 0 },
           { key: k.claim(id), target: 'version', op: '==', value: 0 },
           { key: lockKey, target: 'version', op: '==', value: 0 },
+          ...(parkKey ? [{ key: parkKey, target: 'modRevision' as const, op: '==' as const, value: parkRevision }] : []),
         ],
         [
           { type: 'put', key: k.task(id), value: encodeTask(running) },
@@ -241,10 +279,7 @@ export class Claimer {
           { type: 'put', key: lockKey, value: id, lease: leaseId },
           { type: 'get', key: k.cooldown(task.kind, task.target) },
         ],
-        [
-          { type: 'get', key: lockKey },
-          { type: 'get', key: k.task(id) },
-        ],
+        [{ type: 'get', key: lockKey }, { type: 'get', key: k.task(id) }, ...(parkKey ? [{ type: 'get' as const, key: parkKey }] : [])],
       );
       if (res.succeeded) {
         this.#claims.hold(id, res.revision);
@@ -258,16 +293,63 @@ export class Claimer {
           cooldown: cooldownRead(read?.type === 'get' ? read.kv : undefined),
         };
       }
-      const [lock, fresh] = res.results;
+      const [lock, fresh, parkNow] = res.results;
       if (lock?.type === 'get' && lock.kv) {
         if (lock.kv.value === id) return LOST;
         locked.add(lockKey);
       }
-      if (attempt > 0 || fresh?.type !== 'get' || !fresh.kv || fresh.kv.modRevision === modRevision) {
+      if (fresh?.type !== 'get' || !fresh.kv) return undefined;
+      if (fresh.kv.modRevision !== modRevision) {
+        // Stale: try once more on the record the failure branch returned.
+        if (attempt > 0) return undefined;
+        current = { task: decode(TaskRecordSchema, fresh.kv), modRevision: fresh.kv.modRevision };
+        continue;
+      }
+      const park = parkNow?.type === 'get' ? parkNow.kv : undefined;
+      if (!parkKey || !park || park.modRevision === parkRevision || lock?.type === 'get' && lock.kv) return undefined;
+      let parked: ParkRecord | undefined;
+      try {
+        parked = decode(ParkRecordSchema, park);
+      } catch {
+        parked = undefined;
+      }
+      if (parked && isParked(parked, clock.now())) {
+        await this.#hold(task, modRevision, park.modRevision, parked);
         return undefined;
       }
-      current = { task: decode(TaskRecordSchema, fresh.kv), modRevision: fresh.kv.modRevision };
+      // A lapsed (or unreadable) park gates nothing: claim, guarded on the park as just read.
+      parkRevision = park.modRevision;
     }
     return undefined;
+  }
+
+  /**
+   * Holds an automatic task of a parked pair (docs/ARCHITECTURE.md §2.7): out of its queue into
+   * `P/held/`, its record saying who parked the pair and why, with a `held` event on the pair's
+   * timeline — all guarded on the record, its queue key and the park as read, so a park released
+   * meanwhile leaves the task queued for the next claim.
+   */
+  async #hold(task: TaskRecord, modRevision: number, parkRevision: number, park: ParkRecord): Promise<void> {
+    const { kv, keys: k, clock } = this.#ctx;
+    const held: TaskRecord = { ...task, state: 'held', held_at: clock.now(), held_reason: heldReason(park) };
+    const timeline = this.#timeline.ops(task.kind, task.target, [
+      { type: 'held', task_id: task.id, by: park.by, reason: park.reason },
+    ]);
+    const res = await kv.txn(
+      [
+        { key: k.task(task.id), target: 'modRevision', op: '==', value: modRevision },
+        { key: k.queue(task.kind, task.id), target: 'version', op: '>', value: 0 },
+        { key: k.parked(task.kind, task.target), target: 'modRevision', op: '==', value: parkRevision },
+      ],
+      [
+        { type: 'put', key: k.task(task.id), value: encodeTask(held) },
+        { type: 'delete', key: k.queue(task.kind, task.id) },
+        { type: 'put', key: k.held(task.kind, task.target, task.id), value: '' },
+        ...timeline.ops,
+      ],
+    );
+    if (!res.succeeded) return;
+    this.#mirror.apply([{ type: 'delete', key: k.queue(task.kind, task.id), modRevision: res.revision }]);
+    void this.#timeline.afterWrite(task.kind, task.target);
   }
 }

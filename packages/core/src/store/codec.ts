@@ -54,6 +54,8 @@ export function stripRun(t: TaskRecord): TaskRecord {
   delete copy.detail;
   delete copy.error;
   delete copy.error_class;
+  delete copy.held_at;
+  delete copy.held_reason;
   return copy;
 }
 

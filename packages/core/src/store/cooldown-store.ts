@@ -23,10 +23,46 @@ import { decode, parseInput } from './codec.js';
 import type { StoreContext } from './context.js';
 import type { ParkStore } from './park-store.js';
 import { scan } from './scan.js';
+import type { TimelineStore } from './timeline-store.js';
+import type { TimelineEntry } from '../timeline.js';
 
 const COOLDOWN_ATTEMPTS = 64;
 /** Lost CASes retried at once, with the winner's record read by the losing transaction. */
 const IMMEDIATE_RETRIES = 8;
+/** Resets of one record tried while other writers keep changing it. */
+const RESET_ATTEMPTS = 8;
+/** Records reset at once by a bulk reset: the group commit sends them together. */
+const BULK_RESET_CONCURRENCY = 16;
+
+/** Who acted, for an operator's action on the timeline: `token@<client address>`, or the client address. */
+export interface Actor {
+  readonly by: string;
+}
+
+/**
+ * The timeline events a failure records (docs/ARCHITECTURE.md §2.7): the failure itself, with
+ * the count when it counted, and the window it opened, if any. None for a duplicate report.
+ */
+export function failureEvents(report: FailureReport, decision: CooldownDecision): TimelineEntry[] {
+  if (decision.action === 'duplicate') return [];
+  const failure: TimelineEntry = {
+    type: 'failure',
+    task_id: report.taskId,
+    error: report.error,
+    error_class: report.errorClass,
+    ...(decision.action === 'write' ? { failures: decision.record.failures } : {}),
+  };
+  if (decision.action !== 'write' || !decision.cooling) return [failure];
+  return [
+    failure,
+    {
+      type: 'window_opened',
+      failures: decision.record.failures,
+      window_ms: decision.windowMs,
+      until_ms: decision.record.until_ms,
+    },
+  ];
+}
 
 /** Result of {@link TaskStore.recordFailure}. */
 export type RecordFailureResult =
@@ -78,12 +114,22 @@ export class CooldownStore {
   /** Cooldown keys with a group commit in flight. */
   readonly #committing = new Set<string>();
   readonly #parks: ParkStore;
+  readonly #timeline: TimelineStore;
 
-  /** `parks`: read by the fleet guard, which leaves parked targets out of the cooling count. */
-  constructor(ctx: StoreContext, policy: CooldownPolicy, parks: ParkStore) {
+  /**
+   * `parks`: read by the fleet guard, which leaves parked targets out of the cooling count.
+   * `timeline`: where each counted failure and reset is recorded, in the transaction of its write.
+   */
+  constructor(ctx: StoreContext, policy: CooldownPolicy, parks: ParkStore, timeline: TimelineStore) {
     this.#ctx = ctx;
     this.#policy = policy;
     this.#parks = parks;
+    this.#timeline = timeline;
+  }
+
+  /** Where the events of a finish and of the other writers of this record go. */
+  get timeline(): TimelineStore {
+    return this.#timeline;
   }
 
   /**
@@ -152,6 +198,7 @@ export class CooldownStore {
         }
         let record = found ? decode(TaskCooldownSchema, found) : undefined;
         const decisions: CooldownDecision[] = [];
+        const events: TimelineEntry[] = [];
         let writes = false;
         for (const report of reports) {
           const decision = await this.decide(report, record);
@@ -159,17 +206,20 @@ export class CooldownStore {
           if (decision.action === 'write') {
             record = decision.record;
             writes = true;
+            events.push(...failureEvents(report, decision));
           }
         }
         if (!writes || !record) return decisions as RecordFailureResult[];
         lease ??= await this.grantLease();
+        const timeline = this.#timeline.ops(record.kind, record.target, events);
         const res = await kv.txn(
           [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
-          [{ type: 'put', key, value: encodeCooldown(record), lease: lease.id }],
+          [{ type: 'put', key, value: encodeCooldown(record), lease: lease.id }, ...timeline.ops],
           [{ type: 'get', key }],
         );
         if (res.succeeded) {
           lease = undefined;
+          void this.#timeline.afterWrite(record.kind, record.target);
           return decisions.map((d) => (d.action === 'write' ? { ...d, conflicts } : d));
         }
         conflicts++;
@@ -225,12 +275,58 @@ export class CooldownStore {
     return { knownStores: stats.count, coolingOthers: cooling.size };
   }
 
-  async clearCooldown(kind: TaskKind, target: string): Promise<boolean> {
-    return (await this.#ctx.kv.delete(this.#ctx.keys.cooldown(kind, target))) > 0;
+  /**
+   * An operator's reset of one record: deleted with a `reset` event (who, and the count it
+   * cleared) in one transaction, guarded on the record as read. False, and nothing written, when
+   * there was no record.
+   */
+  async clearCooldown(kind: TaskKind, target: string, actor?: Actor): Promise<boolean> {
+    const { kv, keys } = this.#ctx;
+    const key = keys.cooldown(kind, target);
+    let read = cooldownRead(await kv.get(key));
+    for (let attempt = 0; attempt < RESET_ATTEMPTS; attempt++) {
+      if (read.modRevision === 0) return false;
+      const timeline = this.#timeline.ops(kind, target, [
+        {
+          type: 'reset',
+          ...(read.record ? { failures: read.record.failures } : {}),
+          ...(actor ? { by: actor.by } : {}),
+        },
+      ]);
+      const res = await kv.txn(
+        [{ key, target: 'modRevision', op: '==', value: read.modRevision }],
+        [{ type: 'delete', key }, ...timeline.ops],
+        [{ type: 'get', key }],
+      );
+      if (res.succeeded) {
+        void this.#timeline.afterWrite(kind, target);
+        return true;
+      }
+      const current = res.results[0];
+      read = cooldownRead(current?.type === 'get' ? current.kv : undefined);
+    }
+    throw new ContentionError(`reset of ${kind} '${target}' contended past ${RESET_ATTEMPTS} attempts`);
   }
 
-  async clearCooldowns(kind: TaskKind | undefined): Promise<number> {
-    return this.#ctx.kv.deletePrefix(this.#ctx.keys.cooldownPrefix(kind));
+  /**
+   * Resets every record (of one kind, or all), each as {@link CooldownStore.clearCooldown} does,
+   * so each store's timeline says who reset it; returns how many were reset.
+   */
+  async clearCooldowns(kind: TaskKind | undefined, actor?: Actor): Promise<number> {
+    const pairs: { kind: TaskKind; target: string }[] = [];
+    const prefix = this.#ctx.keys.cooldownPrefix();
+    for await (const found of scan(this.#ctx.kv, this.#ctx.keys.cooldownPrefix(kind), { keysOnly: true })) {
+      const [k, hex] = found.key.slice(prefix.length).split('/');
+      if (k !== undefined && hex !== undefined) pairs.push({ kind: k, target: targetFromHex(hex) });
+    }
+    let reset = 0;
+    for (let i = 0; i < pairs.length; i += BULK_RESET_CONCURRENCY) {
+      const done = await Promise.all(
+        pairs.slice(i, i + BULK_RESET_CONCURRENCY).map((p) => this.clearCooldown(p.kind, p.target, actor)),
+      );
+      reset += done.filter(Boolean).length;
+    }
+    return reset;
   }
 
   async getCooldown(kind: TaskKind, target: string): Promise<TaskCooldown | undefined> {

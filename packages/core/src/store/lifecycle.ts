@@ -1,6 +1,6 @@
 import { ClaimLostError, ContentionError } from '../errors.js';
 import { createIdGenerator } from '../ids.js';
-import type { Compare, Lease, TxnOp, TxnOpResult } from '../kv/port.js';
+import type { Compare, Lease, TxnOp } from '../kv/port.js';
 import {
   type ErrorClass,
   type TaskKind,
@@ -14,26 +14,27 @@ import {
   isTerminal,
 } from '../model.js';
 import { type CooldownDecision, sanitizeError } from '../cooldown-policy.js';
+import type { TimelineEntry } from '../timeline.js';
 import type { Claim } from './claimer.js';
 import { decode, parseInput, stripRun } from './codec.js';
 import type { StoreContext } from './context.js';
-import { type CooldownStore, type RecordFailureResult, cooldownRead } from './cooldown-store.js';
+import { type CooldownStore, type RecordFailureResult, cooldownRead, failureEvents } from './cooldown-store.js';
 import type { TaskHistory } from './history.js';
 import type { KnownRecords, LocalClaims } from './local-state.js';
 import type { QueueMirror } from './queue-mirror.js';
 import { scan } from './scan.js';
+import type { TimelineStore } from './timeline-store.js';
 
 const ENQUEUE_ATTEMPTS = 4;
 /** Finish transactions tried while only the cooldown record changes under them. */
 const FINISH_ATTEMPTS = 16;
 
-/** The cooldown effect of a committed finish: what its decision wrote, or what its delete found. */
-function finishEffect(
-  decision: CooldownDecision | undefined,
-  last: TxnOpResult | undefined,
-  conflicts: number,
-): CooldownEffect {
-  if (!decision) return { type: 'cleared', existed: last?.type === 'delete' && last.deleted > 0 };
+/**
+ * The cooldown effect of a committed finish: what its decision wrote, or, for a success, whether
+ * it deleted a record (its transaction was guarded on the record as read).
+ */
+function finishEffect(decision: CooldownDecision | undefined, existed: boolean, conflicts: number): CooldownEffect {
+  if (!decision) return { type: 'cleared', existed };
   if (decision.action !== 'write') return { type: 'failure', result: decision };
   return { type: 'failure', result: { ...decision, conflicts } };
 }
@@ -82,6 +83,7 @@ export interface LifecycleParts {
   readonly queue: QueueMirror;
   readonly history: TaskHistory;
   readonly cooldowns: CooldownStore;
+  readonly timeline: TimelineStore;
 }
 
 /** A task's way in and out of the queue: enqueue with dedupe, finish, and orphan recovery. */
@@ -101,7 +103,7 @@ export class TaskLifecycle {
   async enqueue(
     kind: TaskKind,
     target: string,
-    options: { readonly dependsOn?: readonly string[]; readonly source?: TaskSource },
+    options: { readonly dependsOn?: readonly string[]; readonly source?: TaskSource; readonly by?: string },
   ): Promise<EnqueueResult> {
     const { kv, keys: k, clock } = this.#ctx;
     parseInput(TaskKindSchema, kind, 'kind');
@@ -122,9 +124,16 @@ export class TaskLifecycle {
       { type: 'put', key: k.task(task.id), value: encodeTask(task) },
       { type: 'put', key: k.queue(kind, task.id), value: '' },
     ];
+    // An operator's run is on the store's timeline, committed with the task it queued.
+    const manual = task.source === 'manual';
+    if (manual) {
+      const by = options.by !== undefined ? { by: options.by } : {};
+      writes.push(...this.#parts.timeline.ops(kind, target, [{ type: 'manual_run', task_id: task.id, ...by }]).ops);
+    }
     if (dependsOn.length > 0) {
       const res = await kv.txn([], writes);
       this.#queued(task, res.revision);
+      if (manual) void this.#parts.timeline.afterWrite(kind, target);
       return { task, created: true };
     }
     const dedupeKey = k.dedupe(kind, target);
@@ -136,6 +145,7 @@ export class TaskLifecycle {
       );
       if (res.succeeded) {
         this.#queued(task, res.revision);
+        if (manual) void this.#parts.timeline.afterWrite(kind, target);
         return { task, created: true };
       }
       const held = res.results[0]?.type === 'get' ? res.results[0].kv : undefined;
@@ -201,26 +211,40 @@ export class TaskLifecycle {
         const compares = [claimGuard];
         const ops = [...release];
         let decision: CooldownDecision | undefined;
+        let events: TimelineEntry[] = [];
         if (outcome.ok) {
           ops.push({ type: 'delete', key: cooldownKey });
+          // A success that clears a count says so on the timeline: guarded on the record read, so
+          // the event names the count it cleared (and a record written meanwhile is decided again).
+          compares.push({ key: cooldownKey, target: 'modRevision', op: '==', value: read.modRevision });
+          if (read.modRevision !== 0) {
+            events = [{ type: 'cleared', task_id: t.id, ...(read.record ? { failures: read.record.failures } : {}) }];
+          }
         } else {
-          decision = await cooldowns.decide(
-            { kind: t.kind, target: t.target, taskId: t.id, error: outcome.error, errorClass: outcome.errorClass },
-            read.record,
-          );
+          const report = {
+            kind: t.kind,
+            target: t.target,
+            taskId: t.id,
+            error: outcome.error,
+            errorClass: outcome.errorClass,
+          };
+          decision = await cooldowns.decide(report, read.record);
+          events = failureEvents(report, decision);
           if (decision.action === 'write') {
             lease ??= await cooldowns.grantLease();
             ops.push({ type: 'put', key: cooldownKey, value: encodeCooldown(decision.record), lease: lease.id });
             compares.push({ key: cooldownKey, target: 'modRevision', op: '==', value: read.modRevision });
           }
         }
+        ops.push(...this.#parts.timeline.ops(t.kind, t.target, events).ops);
         maybeCommitted = lease !== undefined;
         const res = await kv.txn(compares, ops, reread);
         if (res.succeeded) {
           this.#parts.claims.settle(t.id, claim.revision);
+          if (events.length > 0) void this.#parts.timeline.afterWrite(t.kind, t.target);
           return {
             task: record,
-            cooldown: finishEffect(decision, res.results.at(-1), conflicts),
+            cooldown: finishEffect(decision, read.modRevision !== 0, conflicts),
             pruned: await this.#prune(record, res.revision),
           };
         }

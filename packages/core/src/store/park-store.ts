@@ -15,6 +15,9 @@ import type { KeyValue } from '../kv/port.js';
 import { decode, parseInput } from './codec.js';
 import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
+import { RESUME_BATCH, readHeld, resumeOps, resumePair } from './held.js';
+import type { TimelineStore } from './timeline-store.js';
+import type { Actor } from './cooldown-store.js';
 
 /** Longest `reason` and `by` kept on a park, in code points. */
 const PARK_TEXT_MAX = 512;
@@ -38,9 +41,12 @@ export interface ParkOptions {
  */
 export class ParkStore {
   readonly #ctx: StoreContext;
+  readonly #timeline: TimelineStore;
 
-  constructor(ctx: StoreContext) {
+  /** `timeline`: every park and release is recorded there, in its own transaction. */
+  constructor(ctx: StoreContext, timeline: TimelineStore) {
     this.#ctx = ctx;
+    this.#timeline = timeline;
   }
 
   /** Writes (or replaces) the park of (kind, target), stamped with the clock's now. */
@@ -72,20 +78,49 @@ export class ParkStore {
     let found = await kv.get(key);
     for (let attempt = 0; attempt < PARK_ATTEMPTS; attempt++) {
       const next = carryUnknownFields(readPark(found), record);
+      const timeline = this.#timeline.ops(k, t, [{ type: 'parked', by, reason, until_ms: untilMs }]);
       const res = await kv.txn(
         [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
-        [{ type: 'put', key, value: encodePark(next) }],
+        [{ type: 'put', key, value: encodePark(next) }, ...timeline.ops],
         [{ type: 'get', key }],
       );
-      if (res.succeeded) return next;
+      if (res.succeeded) {
+        void this.#timeline.afterWrite(k, t);
+        return next;
+      }
       const current = res.results[0];
       found = current?.type === 'get' ? current.kv : undefined;
     }
     throw new ContentionError(`park of ${k} '${t}' contended past ${PARK_ATTEMPTS} attempts`);
   }
 
-  async unpark(kind: TaskKind, target: string): Promise<boolean> {
-    return (await this.#ctx.kv.delete(this.#ctx.keys.parked(kind, target))) > 0;
+  /**
+   * Releases the park of (kind, target), lapsed or not, in one transaction with its `released`
+   * event and the return of the tasks it held to their queue (their FIFO places kept), guarded on
+   * the park and the held records as read. False, and nothing written, when there was no park.
+   */
+  async unpark(kind: TaskKind, target: string, actor?: Actor): Promise<boolean> {
+    const { kv, keys } = this.#ctx;
+    const key = keys.parked(kind, target);
+    for (let attempt = 0; attempt < PARK_ATTEMPTS; attempt++) {
+      const found = await kv.get(key);
+      if (!found) return false;
+      const held = await readHeld(this.#ctx, kind, target);
+      const first = { tasks: held.tasks.slice(0, RESUME_BATCH), stray: held.stray };
+      const resume = resumeOps(this.#ctx, kind, target, first);
+      const timeline = this.#timeline.ops(kind, target, [{ type: 'released', ...(actor ? { by: actor.by } : {}) }]);
+      const res = await kv.txn(
+        [{ key, target: 'modRevision', op: '==', value: found.modRevision }, ...resume.compares],
+        [{ type: 'delete', key }, ...timeline.ops, ...resume.ops],
+      );
+      if (res.succeeded) {
+        void this.#timeline.afterWrite(kind, target);
+        // Within etcd's 128 operations a transaction: the rest go back in batches, the park gone.
+        if (held.tasks.length > RESUME_BATCH) await resumePair(this.#ctx, kind, target);
+        return true;
+      }
+    }
+    throw new ContentionError(`release of ${kind} '${target}' contended past ${PARK_ATTEMPTS} attempts`);
   }
 
   async getPark(kind: TaskKind, target: string): Promise<ParkRecord | undefined> {

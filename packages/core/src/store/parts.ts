@@ -16,11 +16,14 @@ import { ParkStore } from './park-store.js';
 import { QueueMirror } from './queue-mirror.js';
 import { QueueShares } from './queue-shares.js';
 import { StatsStore } from './stats.js';
+import { TimelineStore } from './timeline-store.js';
 import { DEFAULT_STORE_OPTIONS, type TaskStoreOptions } from './store-options.js';
 import { WorkerScans } from './worker-scans.js';
 
 /** The parts a {@link TaskStore} delegates to, each owning one area of the key layout. */
 export interface StoreParts {
+  /** The context every part works against. */
+  readonly ctx: StoreContext;
   readonly lifecycle: TaskLifecycle;
   readonly claimer: Claimer;
   /** The mirror of each queue's head that claims take their candidates from. */
@@ -30,6 +33,7 @@ export interface StoreParts {
   readonly history: TaskHistory;
   readonly cooldowns: CooldownStore;
   readonly parks: ParkStore;
+  readonly timeline: TimelineStore;
   readonly stats: StatsStore;
   readonly workerScans: WorkerScans;
   readonly coordination: Coordination;
@@ -69,22 +73,28 @@ export function storeParts(
     },
     (name) => coordination.tryLock(name),
   );
-  const parks = new ParkStore(ctx);
-  const cooldowns = new CooldownStore(ctx, policy, parks);
+  const timeline = new TimelineStore(ctx, {
+    limit: Math.max(1, o.timelineLimit ?? DEFAULT_STORE_OPTIONS.timelineLimit),
+    ttlMs: (o.timelineTtlSecs ?? DEFAULT_STORE_OPTIONS.timelineTtlSecs) * 1000,
+  });
+  const parks = new ParkStore(ctx, timeline);
+  const cooldowns = new CooldownStore(ctx, policy, parks, timeline);
   const queue = new QueueMirror(keys.queuePrefix());
   const shares = new QueueShares(ctx);
   return {
+    ctx,
     lifecycle: new TaskLifecycle(
       ctx,
-      { known, claims, queue, history, cooldowns },
+      { known, claims, queue, history, cooldowns, timeline },
       o.maxAttempts ?? DEFAULT_STORE_OPTIONS.maxAttempts,
     ),
-    claimer: new Claimer(ctx, known, claims, queue, shares),
+    claimer: new Claimer(ctx, known, claims, queue, shares, timeline),
     queue,
     shares,
     history,
     cooldowns,
     parks,
+    timeline,
     stats: new StatsStore(ctx),
     workerScans: new WorkerScans(ctx),
     coordination,

@@ -9,7 +9,7 @@ import { DEFAULT_SESSION_TTL_SECS, type SessionEvent, type SessionOptions } from
 /**
  * The defaults of the store's options (docs/ARCHITECTURE.md §2.5, §2.6): written once here, and used as the
  * defaults of the master's settings (`ETCD_LEASE_TTL_SECS`, `TASK_MAX_ATTEMPTS`,
- * `TASK_HISTORY_LIMIT`, `TASK_HISTORY_TTL_SECS`).
+ * `TASK_HISTORY_LIMIT`, `TASK_HISTORY_TTL_SECS`, `TASK_TIMELINE_LIMIT`, `TASK_TIMELINE_TTL_SECS`).
  */
 export const DEFAULT_STORE_OPTIONS = Object.freeze({
   /** Session lease TTL in seconds. */
@@ -20,6 +20,10 @@ export const DEFAULT_STORE_OPTIONS = Object.freeze({
   historyLimit: 1000,
   /** Terminal tasks older than this (seconds) are pruned; 0 = count cap only. */
   historyTtlSecs: 86400,
+  /** Timeline events kept per (kind, target). */
+  timelineLimit: 50,
+  /** Timeline events older than this (seconds) are pruned; 0 = count cap only. 30 days. */
+  timelineTtlSecs: 2_592_000,
 });
 
 /** Options of {@link TaskStore.open}. */
@@ -42,6 +46,10 @@ export interface TaskStoreOptions {
   readonly historyLimit?: number;
   /** Terminal tasks older than this are pruned; 0 = count cap only (default 86400). */
   readonly historyTtlSecs?: number;
+  /** Timeline events kept per (kind, target) (default 50, at least 1). */
+  readonly timelineLimit?: number;
+  /** Timeline events older than this are pruned; 0 = count cap only (default 2592000, 30 days). */
+  readonly timelineTtlSecs?: number;
   /** Finishes between two history prunes of this instance (default 50). */
   readonly pruneEvery?: number;
   /** Cooldown policy overrides. */

@@ -31,6 +31,16 @@ export {
   type ParkView,
   ParkViewSchema,
 } from './schemas/cooldown.js';
+export {
+  BULK_SAMPLE_MAX,
+  type BulkResult,
+  BulkResultSchema,
+  type CooldownDetail,
+  CooldownDetailSchema,
+  TIMELINE_PAGE_MAX,
+  type TimelineEventView,
+  TimelineEventViewSchema,
+} from './schemas/timeline.js';
 export { type ClusterBody, ClusterSchema, clusterBody } from './schemas/cluster.js';
 export { type PolicyView, PolicySchema } from './schemas/policy.js';
 export { cooldownView, policyView } from './views.js';

@@ -3,7 +3,14 @@
  * cooldown record and its park, or for a master's cooldown policy. Pure functions of the
  * records and the time.
  */
-import { type CooldownPolicy, type ParkRecord, type TaskCooldown, type TaskKind, cooldownState } from '@maintd/core';
+import {
+  type CooldownPolicy,
+  type ParkRecord,
+  type TaskCooldown,
+  type TaskKind,
+  appliesTo,
+  cooldownState,
+} from '@maintd/core';
 import type { CooldownView, ParkView } from './schemas/cooldown.js';
 import type { PolicyView } from './schemas/policy.js';
 
@@ -12,16 +19,22 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 
 /**
  * The API's view of one (kind, store) at `nowMs`: its cooldown record with `until` beside
- * `until_ms`, merged with its park when one is in force. Null when there is neither a record nor
- * a park in force (a lapsed park alone is not shown: it gates nothing).
+ * `until_ms`, merged with its park when one is in force, and whether it gates the automatic work
+ * of a master running `policy`. Null when there is neither a record nor a park in force (a lapsed
+ * park alone is not shown: it gates nothing).
  */
 export function cooldownView(
   cooldown: TaskCooldown | undefined,
   parked: ParkRecord | undefined,
   nowMs: number,
+  policy: CooldownPolicy,
 ): CooldownView | null {
   const state = cooldownState(cooldown, parked, nowMs);
   if (state === undefined) return null;
+  // A window opened under a policy that no longer counts its kind is listed until it lapses, but
+  // this master's sweeps skip no window of a kind it does not count.
+  const kindOf = cooldown?.kind ?? parked!.kind;
+  const gating = state === 'parked' || (state === 'cooling' && appliesTo(policy, kindOf));
   const p = state === 'parked' ? parked : undefined;
   const parkView: ParkView | undefined = p && {
     reason: p.reason,
@@ -37,6 +50,7 @@ export function cooldownView(
       kind: only.kind,
       target: only.target,
       state,
+      gating,
       failures: 0,
       until_ms: null,
       until: null,
@@ -48,6 +62,7 @@ export function cooldownView(
     kind: cooldown.kind,
     target: cooldown.target,
     state,
+    gating,
     failures: cooldown.failures,
     until_ms: cooldown.until_ms,
     until: cooldown.until_ms === null ? null : iso(cooldown.until_ms),

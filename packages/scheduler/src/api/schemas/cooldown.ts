@@ -65,6 +65,11 @@ export const CooldownSchema = z
     kind,
     target,
     state: CooldownStateSchema,
+    gating: z
+      .boolean()
+      .describe(
+        "Whether this keeps the automatic work of the master that answered off this store now: a park in force, or an open window of a kind that master's policy runs the cooldown for. False for `below` and `lapsed`, and for a window of a kind that master does not count (the cooldown turned off, or the kind left out of `TASK_COOLDOWN_KINDS`): such a window is listed until it lapses but gates nothing",
+      ),
     failures: z
       .number()
       .int()
@@ -109,5 +114,7 @@ export const CooldownSortSchema = z
 export type CooldownSort = z.infer<typeof CooldownSortSchema>;
 /** The `state` filter of the paged cooldown list. */
 export const CooldownStateFilterSchema = z
-  .enum(['cooling', 'parked', 'below', 'lapsed'])
-  .describe('Only entries in this state; absent: `cooling` and `parked` (what the sweeps skip)');
+  .enum(['cooling', 'parked', 'below', 'lapsed', 'any'])
+  .describe(
+    'Only entries in this state; `any`: every state. Absent: `cooling` and `parked` (what the sweeps skip) on the list, every state on a bulk action',
+  );

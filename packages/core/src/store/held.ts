@@ -1,0 +1,143 @@
+import type { Compare, KeyValue, TxnOp } from '../kv/port.js';
+import { targetFromHex } from '../keys.js';
+import {
+  type ParkRecord,
+  ParkRecordSchema,
+  type TaskKind,
+  type TaskRecord,
+  TaskRecordSchema,
+  encodeTask,
+  isParked,
+} from '../model.js';
+import { decode } from './codec.js';
+import type { StoreContext } from './context.js';
+import { scan } from './scan.js';
+
+/** Held tasks of one pair put back in one transaction (each costs a compare and three ops). */
+export const RESUME_BATCH = 32;
+
+/** What a held task's record says of the park that holds it: who parked its pair, and why. */
+export function heldReason(park: ParkRecord): string {
+  const until = park.until_ms === null ? '' : ` (until ${new Date(park.until_ms).toISOString()})`;
+  return `parked by ${park.by}: ${park.reason}${until}`;
+}
+
+/** The record of a held task put back in the queue: its hold's fields gone, its FIFO place (id) kept. */
+export function resumed(task: TaskRecord): TaskRecord {
+  const next: TaskRecord = { ...task, state: 'queued' };
+  delete next.held_at;
+  delete next.held_reason;
+  return next;
+}
+
+/** One held task as read: its record and the revision a resume is guarded on. */
+interface HeldTask {
+  readonly task: TaskRecord;
+  readonly modRevision: number;
+}
+
+/**
+ * The held tasks of (kind, target), with their records: a held key whose record is gone or is no
+ * longer held (a crash between two releases cannot cause it, a hand edit can) is returned as
+ * `stray`, for the resume to delete.
+ */
+export async function readHeld(
+  ctx: StoreContext,
+  kind: TaskKind,
+  target: string,
+): Promise<{ readonly tasks: HeldTask[]; readonly stray: string[] }> {
+  const prefix = ctx.keys.heldPrefix(kind, target);
+  const ids: string[] = [];
+  for await (const found of scan(ctx.kv, prefix, { keysOnly: true })) ids.push(found.key.slice(prefix.length));
+  if (ids.length === 0) return { tasks: [], stray: [] };
+  const res = await ctx.kv.txn(
+    [],
+    ids.map((id) => ({ type: 'get', key: ctx.keys.task(id) })),
+  );
+  const tasks: HeldTask[] = [];
+  const stray: string[] = [];
+  ids.forEach((id, i) => {
+    const r = res.results[i];
+    const found: KeyValue | undefined = r?.type === 'get' ? r.kv : undefined;
+    let task: TaskRecord | undefined;
+    try {
+      task = found ? decode(TaskRecordSchema, found) : undefined;
+    } catch {
+      task = undefined;
+    }
+    if (found && task?.state === 'held') tasks.push({ task, modRevision: found.modRevision });
+    else stray.push(id);
+  });
+  return { tasks, stray };
+}
+
+/** The compares and ops that put held tasks back in their queue, each guarded on its record as read. */
+export function resumeOps(
+  ctx: StoreContext,
+  kind: TaskKind,
+  target: string,
+  held: { readonly tasks: readonly HeldTask[]; readonly stray: readonly string[] },
+): { readonly compares: Compare[]; readonly ops: TxnOp[] } {
+  const k = ctx.keys;
+  const compares: Compare[] = [];
+  const ops: TxnOp[] = [];
+  for (const { task, modRevision } of held.tasks) {
+    compares.push({ key: k.task(task.id), target: 'modRevision', op: '==', value: modRevision });
+    ops.push(
+      { type: 'put', key: k.task(task.id), value: encodeTask(resumed(task)) },
+      { type: 'put', key: k.queue(task.kind, task.id), value: '' },
+      { type: 'delete', key: k.held(kind, target, task.id) },
+    );
+  }
+  for (const id of held.stray) ops.push({ type: 'delete', key: k.held(kind, target, id) });
+  return { compares, ops };
+}
+
+/**
+ * Puts back every held task of (kind, target) whose park is no longer in force, guarded on the
+ * park as read (absent, or lapsed) so that a park written meanwhile keeps them held. Batches of
+ * {@link RESUME_BATCH}; returns the ids put back.
+ */
+export async function resumePair(ctx: StoreContext, kind: TaskKind, target: string): Promise<string[]> {
+  const parkKey = ctx.keys.parked(kind, target);
+  const found = await ctx.kv.get(parkKey);
+  let park: ParkRecord | undefined;
+  try {
+    park = found ? decode(ParkRecordSchema, found) : undefined;
+  } catch {
+    park = undefined;
+  }
+  if (found && isParked(park, ctx.clock.now())) return [];
+  const held = await readHeld(ctx, kind, target);
+  const out: string[] = [];
+  if (held.tasks.length === 0 && held.stray.length === 0) return out;
+  for (let i = 0; i === 0 || i < held.tasks.length; i += RESUME_BATCH) {
+    const batch = { tasks: held.tasks.slice(i, i + RESUME_BATCH), stray: i === 0 ? held.stray : [] };
+    const { compares, ops } = resumeOps(ctx, kind, target, batch);
+    const res = await ctx.kv.txn(
+      [{ key: parkKey, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }, ...compares],
+      ops,
+    );
+    if (res.succeeded) out.push(...batch.tasks.map((h) => h.task.id));
+  }
+  return out;
+}
+
+/**
+ * Resumes the held tasks of every pair whose park lapsed or went away without a release that
+ * resumed them (docs/ARCHITECTURE.md §2.7): one keys-only read of `P/held/`, which is empty unless
+ * a park holds something, then the pairs found. Returns the ids put back.
+ */
+export async function resumeLapsed(ctx: StoreContext): Promise<string[]> {
+  const prefix = ctx.keys.heldPrefix();
+  const pairs = new Map<string, { kind: TaskKind; hex: string }>();
+  for await (const found of scan(ctx.kv, prefix, { keysOnly: true })) {
+    const [kind, hex] = found.key.slice(prefix.length).split('/');
+    if (kind !== undefined && hex !== undefined) pairs.set(`${kind}/${hex}`, { kind, hex });
+  }
+  const out: string[] = [];
+  for (const { kind, hex } of pairs.values()) {
+    out.push(...(await resumePair(ctx, kind, targetFromHex(hex))));
+  }
+  return out;
+}

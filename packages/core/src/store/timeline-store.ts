@@ -1,0 +1,142 @@
+import { sanitizeError } from '../cooldown-policy.js';
+import { createIdGenerator } from '../ids.js';
+import type { TxnOp } from '../kv/port.js';
+import type { TaskKind } from '../model.js';
+import { type TimelineEntry, type TimelineEvent, TimelineEventSchema, encodeTimelineEvent } from '../timeline.js';
+import { decode, idTime } from './codec.js';
+import type { StoreContext } from './context.js';
+import { scan } from './scan.js';
+
+/** Longest text (error, who, why) an event keeps, in code points: as a cooldown's `last_error`. */
+const EVENT_TEXT_MAX = 512;
+/** Keys deleted per transaction by a prune: within etcd's 128 operations. */
+const PRUNE_BATCH = 100;
+/** Keys read per page by the fleet-wide prune (keys only: about 100 bytes each). */
+const PRUNE_PAGE = 5_000;
+
+/** How long, and how much, a timeline keeps (docs/ARCHITECTURE.md §2.7). */
+export interface TimelineLimits {
+  /** Events kept per (kind, target); the oldest beyond it are deleted. */
+  readonly limit: number;
+  /** Events older than this are deleted (ms); 0: the count alone bounds a timeline. */
+  readonly ttlMs: number;
+}
+
+/** Events of one (kind, target) written in one transaction: its ops, and the events as committed. */
+export interface TimelineWrite {
+  readonly ops: TxnOp[];
+  readonly events: TimelineEvent[];
+}
+
+/**
+ * Each (kind, target)'s timeline (docs/ARCHITECTURE.md §2.7): one key per event under
+ * `P/timeline/<kind>/<hex>/`, named by a UUIDv7, so a pair's keys are its events in time order.
+ * Writers put an event in the transaction of what it records ({@link TimelineStore.ops}); a
+ * trim after the commit keeps the newest `limit` per pair, and a periodic prune deletes events
+ * past the TTL fleet-wide, so a store that stopped failing leaves nothing behind.
+ */
+export class TimelineStore {
+  readonly #ctx: StoreContext;
+  readonly #limits: TimelineLimits;
+  readonly #newId: () => string;
+  /** Pairs with a trim in flight: a burst of events on one pair trims once. */
+  readonly #trimming = new Set<string>();
+
+  constructor(ctx: StoreContext, limits: TimelineLimits) {
+    this.#ctx = ctx;
+    this.#limits = limits;
+    this.#newId = createIdGenerator(ctx.clock, ctx.random);
+  }
+
+  /**
+   * The puts that record `entries` for (kind, target), stamped with the clock's now, for the
+   * caller's transaction. Texts are sanitised and bounded here, so every writer stores the same
+   * shape whatever it was handed.
+   */
+  ops(kind: TaskKind, target: string, entries: readonly TimelineEntry[]): TimelineWrite {
+    const at = this.#ctx.clock.now();
+    const events = entries.map((entry): TimelineEvent => {
+      const e: TimelineEvent = { ...entry, id: this.#newId(), kind, target, at_ms: at };
+      if (e.error !== undefined) e.error = sanitizeError(e.error, EVENT_TEXT_MAX);
+      if (e.by !== undefined) e.by = sanitizeError(e.by, EVENT_TEXT_MAX);
+      if (e.reason !== undefined) e.reason = sanitizeError(e.reason, EVENT_TEXT_MAX);
+      return e;
+    });
+    return {
+      events,
+      ops: events.map((e) => ({
+        type: 'put',
+        key: this.#ctx.keys.timeline(kind, target, e.id),
+        value: encodeTimelineEvent(e),
+      })),
+    };
+  }
+
+  /**
+   * After a commit that added events to (kind, target): deletes the oldest beyond the limit and
+   * those past the TTL. Best-effort — the events are committed, and the next write's trim, or the
+   * periodic prune, catches up with a trim that failed.
+   */
+  afterWrite(kind: TaskKind, target: string): Promise<void> {
+    const prefix = this.#ctx.keys.timelinePrefix(kind, target);
+    if (this.#trimming.has(prefix)) return Promise.resolve();
+    this.#trimming.add(prefix);
+    return this.#trim(prefix)
+      .catch(() => undefined)
+      .finally(() => this.#trimming.delete(prefix));
+  }
+
+  async #trim(prefix: string): Promise<void> {
+    const { kv, clock } = this.#ctx;
+    const keys: string[] = [];
+    for await (const found of scan(kv, prefix, { keysOnly: true })) keys.push(found.key);
+    const cutoff = this.#limits.ttlMs > 0 ? clock.now() - this.#limits.ttlMs : -Infinity;
+    const excess = Math.max(0, keys.length - this.#limits.limit);
+    const doomed = keys.filter((key, i) => i < excess || (idTime(key.slice(prefix.length)) ?? Infinity) < cutoff);
+    await this.#deleteKeys(doomed);
+  }
+
+  /** The newest `limit` events of (kind, target), newest first (default: the configured limit). */
+  async read(kind: TaskKind, target: string, limit = this.#limits.limit): Promise<TimelineEvent[]> {
+    const res = await this.#ctx.kv.range(this.#ctx.keys.timelinePrefix(kind, target), {
+      reverse: true,
+      limit: Math.max(1, limit),
+    });
+    return res.kvs.map((found) => decode(TimelineEventSchema, found));
+  }
+
+  /**
+   * Deletes every event older than the TTL, fleet-wide, from keys alone (an event's time is its
+   * id's); returns how many. A periodic job: pairs that no longer get events are never trimmed.
+   */
+  async prune(): Promise<number> {
+    if (this.#limits.ttlMs <= 0) return 0;
+    const { kv, keys, clock } = this.#ctx;
+    const cutoff = clock.now() - this.#limits.ttlMs;
+    const prefix = keys.timelinePrefix();
+    let doomed: string[] = [];
+    let deleted = 0;
+    for await (const found of scan(kv, prefix, { keysOnly: true, pageSize: PRUNE_PAGE })) {
+      const id = found.key.slice(found.key.lastIndexOf('/') + 1);
+      if ((idTime(id) ?? Infinity) < cutoff) doomed.push(found.key);
+      if (doomed.length >= PRUNE_BATCH) {
+        deleted += await this.#deleteKeys(doomed);
+        doomed = [];
+      }
+    }
+    return deleted + (await this.#deleteKeys(doomed));
+  }
+
+  async #deleteKeys(doomed: readonly string[]): Promise<number> {
+    let deleted = 0;
+    for (let i = 0; i < doomed.length; i += PRUNE_BATCH) {
+      const batch = doomed.slice(i, i + PRUNE_BATCH);
+      const res = await this.#ctx.kv.txn(
+        [],
+        batch.map((key) => ({ type: 'delete', key })),
+      );
+      for (const r of res.results) if (r.type === 'delete') deleted += r.deleted;
+    }
+    return deleted;
+  }
+}
