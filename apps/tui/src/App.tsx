@@ -25,7 +25,8 @@ import { hintsFor, listPosition } from './status-line.js';
 import { type Theme, ThemeRoot } from './theme.js';
 import { layoutColumns } from './views/columns.js';
 import { Overview, overviewModel } from './views/Overview.js';
-import { type CellContext, LIST_SPECS, type ListSpec, type ListViewId, type ViewId } from './views/specs.js';
+import type { CellContext, ListSpec } from './views/list-spec.js';
+import { LIST_SPECS, type ListViewId, type ViewId } from './views/specs.js';
 
 /** Props of {@link App}. */
 export interface AppProps {

@@ -1,7 +1,8 @@
 import type { Task, TaskKind } from './api/types.js';
 import type { FleetData } from './state/fleet.js';
 import { type PendingAction, describeAction } from './state/ui.js';
-import { type ActionItem, type ActionKind, LIST_SPECS, type ListSpec, type ListViewId } from './views/specs.js';
+import type { ActionItem, ActionKind, ListSpec } from './views/list-spec.js';
+import { LIST_SPECS, type ListViewId } from './views/specs.js';
 
 /** The operations the dashboard performs on the master (a `MaintdClient` in production). */
 export interface ActionApi {

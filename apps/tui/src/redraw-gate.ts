@@ -6,7 +6,9 @@ import { type FleetData, cooldownKey } from './state/fleet.js';
 import type { ListViews } from './state/lists.js';
 import { type UiState, isList, selectedIndex } from './state/ui.js';
 import { type OverviewModel, overviewModel, sameOverview } from './views/Overview.js';
-import { LIST_SPECS, type ListSpec, type ListViewId, storeCooldowns } from './views/specs.js';
+import type { ListSpec } from './views/list-spec.js';
+import { LIST_SPECS, type ListViewId } from './views/specs.js';
+import { storeCooldowns } from './views/stores.js';
 
 /**
  * Longest a change of the tab counts alone waits to be drawn: the clock in the header redraws

@@ -1,7 +1,7 @@
 import { formatCount } from './format.js';
 import type { ListUi, UiState } from './state/ui.js';
 import { isList } from './state/ui.js';
-import type { ListSpec } from './views/specs.js';
+import type { ListSpec } from './views/list-spec.js';
 
 /** The key hints of the status line for the current view. */
 export function hintsFor(ui: UiState): string {

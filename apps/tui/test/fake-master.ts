@@ -92,10 +92,13 @@ export function cooldown(target: string, over: Partial<Omit<Cooldown, 'until' | 
     last_task_id: '01a23766-0000-7000-8000-000000000000',
     ...over,
   };
+  const state = cooldownState(record, record.parked, FIXTURE_NOW)!;
   return {
     ...record,
     until: record.until_ms === null ? null : new Date(record.until_ms).toISOString(),
-    state: cooldownState(record, record.parked, FIXTURE_NOW)!,
+    state,
+    // As a master that counts the kind serves it: a park or an open window gates.
+    gating: over.gating ?? (state === 'cooling' || state === 'parked'),
   };
 }
 
@@ -231,8 +234,18 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
       const parked = park(reason, { parked_at_ms: now });
       const before = state.cooldowns.get(key);
       const entry: Cooldown = before
-        ? { ...before, parked, state: 'parked' }
-        : { kind, target, state: 'parked', failures: 0, until_ms: null, until: null, last_error: '', parked };
+        ? { ...before, parked, state: 'parked', gating: true }
+        : {
+            kind,
+            target,
+            state: 'parked',
+            gating: true,
+            failures: 0,
+            until_ms: null,
+            until: null,
+            last_error: '',
+            parked,
+          };
       state.cooldowns.set(key, entry);
       return json(res, 200, entry);
     }

@@ -312,10 +312,10 @@ export interface components {
       /** @description The store the task maintains */
       target: string;
       /**
-       * @description Lifecycle state: queued → running → done | failed
+       * @description Lifecycle state: queued → running → done | failed; `held`: an automatic task of a parked (kind, store), queued again when the park ends
        * @enum {string}
        */
-      state: 'queued' | 'running' | 'done' | 'failed';
+      state: 'queued' | 'running' | 'done' | 'failed' | 'held';
       /**
        * @description Who asked for it: `sweep` (an automatic sweep) or `manual` (API, dashboard)
        * @enum {string}
@@ -342,6 +342,10 @@ export interface components {
       error_class?: 'target' | 'infrastructure';
       /** @description Ids of tasks that must be done before this one runs; absent when there are none */
       depends_on?: string[];
+      /** @description When a park held it back (state `held`), in milliseconds since the Unix epoch; absent otherwise */
+      held_at?: number;
+      /** @description Why it is held (state `held`): who parked its kind on its store and why, e.g. `parked by ops@10.0.0.7: disk swap`; absent otherwise */
+      held_reason?: string;
     };
     /** @description The body of every error answer */
     Error: {
@@ -377,6 +381,8 @@ export interface components {
        * @enum {string}
        */
       state: 'cooling' | 'below' | 'lapsed' | 'parked';
+      /** @description Whether this keeps the automatic work of the master that answered off this store now: a park in force, or an open window of a kind that master's policy runs the cooldown for. False for `below` and `lapsed`, and for a window of a kind that master does not count (the cooldown turned off, or the kind left out of `TASK_COOLDOWN_KINDS`): such a window is listed until it lapses but gates nothing */
+      gating: boolean;
       /** @description Consecutive failures of this kind on this store (a count); a success resets it. 0 for a parked store with no failure record */
       failures: number;
       /** @description End of the cooldown window, in milliseconds since the Unix epoch; null below the failure threshold (counted, no window) and for a parked store with no failure record */
@@ -693,7 +699,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Only tasks in this state */
-        state?: 'queued' | 'running' | 'done' | 'failed';
+        state?: 'queued' | 'running' | 'done' | 'failed' | 'held';
         /** @description Only tasks of this kind */
         kind?: string;
         /** @description Only tasks of this store */
@@ -880,8 +886,8 @@ export interface operations {
         limit?: number;
         /** @description With `limit`: the opaque cursor from the previous page’s `Link` header */
         cursor?: string;
-        /** @description Only entries in this state; absent: `cooling` and `parked` (what the sweeps skip) */
-        state?: 'cooling' | 'parked' | 'below' | 'lapsed';
+        /** @description Only entries in this state; `any`: every state. Absent: `cooling` and `parked` (what the sweeps skip) on the list, every state on a bulk action */
+        state?: 'cooling' | 'parked' | 'below' | 'lapsed' | 'any';
         /** @description Order of the page: `until` (the window’s end, soonest first; entries without one last), `failures` (most first) or `last_failure` (latest first; entries without a failure last). Ties by kind, then store name */
         sort?: 'until' | 'failures' | 'last_failure';
       };

@@ -4,19 +4,11 @@ import type { Cooldown, Store, Task, Worker } from '../api/types.js';
 import { formatAgo, formatCount, formatDuration, formatLocal, truncate, wrap } from '../format.js';
 import { type FleetData, cooldownKey } from '../state/fleet.js';
 import { type Tone, toneColor, useTheme } from '../theme.js';
-import {
-  type ListViewId,
-  causeOf,
-  stateCell,
-  countText,
-  nextWindowMs,
-  stateTone,
-  storeCooldowns,
-  taskOutcome,
-  taskTiming,
-  timeLeft,
-  workerHealth,
-} from '../views/specs.js';
+import { causeOf, countText, nextWindowMs, stateCell, timeLeft } from '../views/cooldowns.js';
+import type { ListViewId } from '../views/specs.js';
+import { storeCooldowns } from '../views/stores.js';
+import { stateTone, taskOutcome, taskTiming } from '../views/tasks.js';
+import { workerHealth } from '../views/workers.js';
 
 /** The task history of the detail pane's target, as loaded. */
 export interface History {

@@ -1,4 +1,5 @@
-import { type ListSpec, type ListViewId, LIST_SPECS, matcher } from '../views/specs.js';
+import { type ListSpec, matcher } from '../views/list-spec.js';
+import { LIST_SPECS, type ListViewId } from '../views/specs.js';
 import { EMPTY_FLEET, type FleetData } from './fleet.js';
 import { type IndexOrder, SortedIndex } from './sorted-index.js';
 

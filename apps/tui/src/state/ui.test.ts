@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ActionKind, ListViewId } from '../views/specs.js';
+import type { ActionKind } from '../views/list-spec.js';
+import type { ListViewId } from '../views/specs.js';
 import {
   type KeyContext,
   type KeyPress,

@@ -1,7 +1,7 @@
 import type { TaskKind } from '../api/types.js';
 import type { KeyList } from './sorted-index.js';
-import type { ActionItem, ActionKind, KindPick, ListViewId, ViewId } from '../views/specs.js';
-import { VIEW_IDS } from '../views/specs.js';
+import type { ActionItem, ActionKind, KindPick } from '../views/list-spec.js';
+import { type ListViewId, VIEW_IDS, type ViewId } from '../views/specs.js';
 
 /** Selection, filter, sort and marks of one list view. */
 export interface ListUi {

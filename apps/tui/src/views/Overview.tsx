@@ -6,7 +6,9 @@ import { isParked } from '@maintd/core';
 import { type Activity, type FleetData, type KindCounts, coolingByKind, isCooling } from '../state/fleet.js';
 import { byKind, fleetKinds } from '../state/kinds.js';
 import { toneColor, useTheme } from '../theme.js';
-import { causeOf, countText, stateTone, taskOutcome, taskTiming, timeLeft, workerHealth } from './specs.js';
+import { causeOf, countText, timeLeft } from './cooldowns.js';
+import { stateTone, taskOutcome, taskTiming } from './tasks.js';
+import { workerHealth } from './workers.js';
 
 /** Outcomes counted as "recent" (throughput) on the Overview. */
 export const RECENT_WINDOW_MS = 5 * 60_000;

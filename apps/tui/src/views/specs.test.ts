@@ -3,7 +3,8 @@ import { deriveRows } from '../../test/derive-rows.js';
 import { cooldown, park, policy } from '../../test/fake-master.js';
 import { EMPTY_FLEET, cooldownMap } from '../state/fleet.js';
 import { layoutColumns } from './columns.js';
-import { COOLDOWNS, STORES, causeOf, stateCell, countText, nextWindowMs, timeLeft, untilText } from './specs.js';
+import { COOLDOWNS, causeOf, countText, nextWindowMs, stateCell, timeLeft, untilText } from './cooldowns.js';
+import { STORES } from './stores.js';
 
 const data = {
   ...EMPTY_FLEET,

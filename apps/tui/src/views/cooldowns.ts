@@ -1,0 +1,166 @@
+import { type CooldownPolicy, cooldownState, cooldownWindowMs, isParked } from '@maintd/core';
+import type { Cooldown, CooldownState, Policy } from '../api/types.js';
+import { formatAgo, formatCountdown, formatDuration, formatUntil } from '../format.js';
+import { cooldownKey } from '../state/fleet.js';
+import type { Tone } from '../theme.js';
+import type { Cell } from './columns.js';
+import { type ActionItem, type ListSpec, byText } from './list-spec.js';
+
+/** The policy in the shape of core's cooldown functions. */
+export function corePolicy(p: Policy): CooldownPolicy {
+  return {
+    afterFailures: p.threshold,
+    baseSecs: p.base_secs,
+    maxSecs: p.max_secs,
+    jitter: p.jitter,
+    kinds: p.kinds,
+    maxPercent: p.guard_percent,
+    countInfrastructure: p.count_infrastructure_failures,
+  };
+}
+
+const STATE_TONES: Readonly<Record<CooldownState, Tone>> = {
+  parked: 'info',
+  cooling: 'bad',
+  below: 'warn',
+  lapsed: 'muted',
+};
+
+/**
+ * The state of an entry at `now`, as a cell: parked, cooling, below (the threshold) or lapsed; or,
+ * when the master served a state of a later release, that state as it came, with no tone.
+ */
+export function stateCell(c: Cooldown, now: number): { text: string; tone: Tone | undefined } {
+  // The served `state` is a string whatever the document's enum says: one this dashboard does not
+  // know says something its own reading of the record cannot, so it is shown as it is.
+  const served: string = c.state;
+  if (!Object.hasOwn(STATE_TONES, served)) return { text: served, tone: undefined };
+  // Never undefined: there is a record. Worked out at `now`, not taken from the served `state`:
+  // a window ends and a park lapses without an event.
+  const state = cooldownState(c, c.parked, now)!;
+  return { text: state, tone: STATE_TONES[state] };
+}
+
+/**
+ * Time left of what holds the sweeps back: the park's end when parked (`-` when it lasts until
+ * released), else the window's; `-` below the threshold and once the window lapsed (the UNTIL
+ * column says when it ended).
+ */
+export function timeLeft(c: Cooldown, now: number): string {
+  if (isParked(c.parked, now)) return c.parked?.until_ms == null ? '-' : formatCountdown(c.parked.until_ms, now);
+  return c.until_ms === null || c.until_ms <= now ? '-' : formatCountdown(c.until_ms, now);
+}
+
+/** When the park or window ends, in local time (`14:03:07`, or `11-16 09:12` on another day). */
+export function untilText(c: Cooldown, now: number): string {
+  const end = isParked(c.parked, now) ? c.parked?.until_ms : c.until_ms;
+  return end == null ? '-' : formatUntil(end, now);
+}
+
+/** The count against the threshold: `4/3`, or just `4` without a policy (or for a kind not counted). */
+export function countText(c: Cooldown, policy: Policy | undefined): string {
+  if (!policy || policy.threshold <= 0 || !policy.kinds.includes(c.kind)) return String(c.failures);
+  return `${c.failures}/${policy.threshold}`;
+}
+
+/**
+ * The window a next failure would open, by core's own formula (jitter included, so the same
+ * length the master will pick); undefined when it would open none (below the threshold, a kind
+ * not counted, no policy known).
+ */
+export function nextWindowMs(c: Cooldown, policy: Policy | undefined): number | undefined {
+  if (!policy || !policy.kinds.includes(c.kind)) return undefined;
+  const ms = cooldownWindowMs(corePolicy(policy), c.kind, c.target, c.failures + 1);
+  return ms > 0 ? ms : undefined;
+}
+
+// A failure the master words `<verb> failed: <error>` (an executor that threw).
+const VERB_FAILED_FIRST = /^([a-z_ ]+ failed): (.+)$/s;
+
+/**
+ * The cause of a failure, first: the master leads with the first worker's own error, except when
+ * the executor itself threw (`executor failed: …`), which is turned around here, so the column
+ * always starts with why.
+ */
+export function causeOf(error: string): string {
+  const m = VERB_FAILED_FIRST.exec(error);
+  return m ? `${m[2]} (${m[1]})` : error;
+}
+
+/** What the CAUSE column shows: the park's reason when parked, else the failure's cause. */
+export function causeCell(c: Cooldown, now: number): Cell {
+  if (isParked(c.parked, now) && c.parked)
+    return { text: `${c.parked.reason} (parked by ${c.parked.by})`, tone: 'info' };
+  return { text: causeOf(c.last_error), tone: 'bad' };
+}
+
+/** The parked entries among these, as action items (what `u` releases). */
+export function parkedItems(entries: readonly (Cooldown | undefined)[], now: number): ActionItem[] {
+  return entries.flatMap((c) => (c && isParked(c.parked, now) ? [{ kind: c.kind, target: c.target }] : []));
+}
+
+/** The Cooldowns view: what the sweeps skip and why, with counters below the threshold. */
+export const COOLDOWNS: ListSpec<Cooldown> = {
+  id: 'cooldowns',
+  noun: 'cooldowns',
+  source: (d) => d.cooldowns,
+  key: (c) => cooldownKey(c.kind, c.target),
+  search: (c) =>
+    `${c.kind} ${c.target} ${c.state} ${c.last_error_class ?? ''} ${c.last_error} ${c.parked?.reason ?? ''}`.toLowerCase(),
+  sorts: [
+    // By the end of the window, not the time left: the order then holds while the clock ticks.
+    {
+      label: 'time left',
+      compare: (a, b) =>
+        (b.until_ms ?? -1) - (a.until_ms ?? -1) || b.failures - a.failures || byText(a.target, b.target),
+    },
+    { label: 'failures', compare: (a, b) => b.failures - a.failures || byText(a.target, b.target) },
+    {
+      label: 'last failure',
+      compare: (a, b) => (b.last_failure_ms ?? 0) - (a.last_failure_ms ?? 0) || byText(a.target, b.target),
+    },
+    { label: 'target', compare: (a, b) => byText(a.target, b.target) || byText(a.kind, b.kind) },
+  ],
+  columns: [
+    { title: 'KIND', width: 9, cell: (c) => ({ text: c.kind }) },
+    { title: 'TARGET', width: 22, cell: (c) => ({ text: c.target }) },
+    { title: 'STATE', width: 7, cell: (c, x) => stateCell(c, x.now) },
+    // The count against the threshold: `4/3`.
+    {
+      title: 'FAILS',
+      width: 5,
+      align: 'right',
+      cell: (c, x) => ({ text: countText(c, x.data.policy) }),
+    },
+    { title: 'LEFT', width: 7, align: 'right', cell: (c, x) => ({ text: timeLeft(c, x.now) }) },
+    { title: 'UNTIL', width: 11, align: 'right', drop: 2, cell: (c, x) => ({ text: untilText(c, x.now) }) },
+    {
+      title: 'NEXT',
+      width: 6,
+      align: 'right',
+      drop: 3,
+      cell: (c, x) => {
+        const next = nextWindowMs(c, x.data.policy);
+        return { text: next === undefined ? '-' : formatDuration(next) };
+      },
+    },
+    // Narrow terminals drop the age of the last failure first: until when and the next window
+    // say more about what the sweeps will do.
+    {
+      title: 'LAST FAIL',
+      width: 10,
+      align: 'right',
+      drop: 4,
+      cell: (c, x) => ({ text: c.last_failure_ms === undefined ? '-' : formatAgo(c.last_failure_ms, x.now) }),
+    },
+    // The column the view is for: at least 20 wide, the rest of the terminal on wider ones.
+    { title: 'CAUSE', width: 20, flex: true, cell: (c, x) => causeCell(c, x.now) },
+  ],
+  actions: {
+    run: (c) => [{ kind: c.kind, target: c.target }],
+    reset: (c) => [{ kind: c.kind, target: c.target }],
+    park: (c) => [{ kind: c.kind, target: c.target }],
+    release: (c, _d, now) => parkedItems([c], now),
+  },
+  empty: 'no cooldowns: no store is failing',
+};
