@@ -52,7 +52,9 @@ export const TimelineEventSchema = z
       .int()
       .nonnegative()
       .optional()
-      .describe('The consecutive-failure count after a counted failure, at a window, or that a success or reset cleared'),
+      .describe(
+        'The consecutive-failure count after a counted failure, at a window, or that a success or reset cleared',
+      ),
     window_ms: Ms.optional().describe('Length of the window opened, in milliseconds'),
     until_ms: Ms.nullable()
       .optional()
@@ -68,9 +70,14 @@ export const TimelineEventSchema = z
 /** One event of a (kind, store)'s timeline. */
 export type TimelineEvent = z.infer<typeof TimelineEventSchema>;
 
-/** What a writer says about an event: the fields besides those the store fills in (`id`, `kind`, `target`, `at_ms`). */
+/**
+ * What a writer says about an event: the fields besides those the store fills in (`id`, `kind`,
+ * `target`, and `at_ms` unless the writer knows better: a failure's is the time its count was
+ * decided at, so that a window's `until_ms` is its `at_ms` plus its length).
+ */
 export type TimelineEntry = Omit<TimelineEvent, 'id' | 'kind' | 'target' | 'at_ms'> & {
   readonly type: TimelineEventType;
+  readonly at_ms?: number;
 };
 
 /** Encodes an event with a fixed field order and optional fields omitted. */

@@ -22,7 +22,7 @@ import type { QueueShares } from './queue-shares.js';
 import { heldReason } from './held.js';
 import type { TimelineStore } from './timeline-store.js';
 
-/** How {@link Claimer.claimNext} treats the automatic tasks of a parked (kind, target). */
+/** How {@link TaskStore.claimNext} treats the automatic tasks of a parked (kind, target). */
 export interface ClaimOptions {
   /**
    * Hold them instead of running them (docs/ARCHITECTURE.md §2.7): the claim transaction checks
@@ -269,7 +269,9 @@ export class Claimer {
           { key: k.queue(kind, id), target: 'version', op: '>', value: 0 },
           { key: k.claim(id), target: 'version', op: '==', value: 0 },
           { key: lockKey, target: 'version', op: '==', value: 0 },
-          ...(parkKey ? [{ key: parkKey, target: 'modRevision' as const, op: '==' as const, value: parkRevision }] : []),
+          ...(parkKey
+            ? [{ key: parkKey, target: 'modRevision' as const, op: '==' as const, value: parkRevision }]
+            : []),
         ],
         [
           { type: 'put', key: k.task(id), value: encodeTask(running) },
@@ -279,7 +281,11 @@ export class Claimer {
           { type: 'put', key: lockKey, value: id, lease: leaseId },
           { type: 'get', key: k.cooldown(task.kind, task.target) },
         ],
-        [{ type: 'get', key: lockKey }, { type: 'get', key: k.task(id) }, ...(parkKey ? [{ type: 'get' as const, key: parkKey }] : [])],
+        [
+          { type: 'get', key: lockKey },
+          { type: 'get', key: k.task(id) },
+          ...(parkKey ? [{ type: 'get' as const, key: parkKey }] : []),
+        ],
       );
       if (res.succeeded) {
         this.#claims.hold(id, res.revision);
@@ -306,7 +312,7 @@ export class Claimer {
         continue;
       }
       const park = parkNow?.type === 'get' ? parkNow.kv : undefined;
-      if (!parkKey || !park || park.modRevision === parkRevision || lock?.type === 'get' && lock.kv) return undefined;
+      if (!parkKey || !park || park.modRevision === parkRevision || (lock?.type === 'get' && lock.kv)) return undefined;
       let parked: ParkRecord | undefined;
       try {
         parked = decode(ParkRecordSchema, park);

@@ -36,6 +36,7 @@ const BULK_RESET_CONCURRENCY = 16;
 
 /** Who acted, for an operator's action on the timeline: `token@<client address>`, or the client address. */
 export interface Actor {
+  /** Who: `token@<client address>`, or the client address; bounded and sanitised when stored. */
   readonly by: string;
 }
 
@@ -45,8 +46,10 @@ export interface Actor {
  */
 export function failureEvents(report: FailureReport, decision: CooldownDecision): TimelineEntry[] {
   if (decision.action === 'duplicate') return [];
+  const at = decision.action === 'write' ? { at_ms: decision.record.last_failure_ms } : {};
   const failure: TimelineEntry = {
     type: 'failure',
+    ...at,
     task_id: report.taskId,
     error: report.error,
     error_class: report.errorClass,
@@ -57,6 +60,7 @@ export function failureEvents(report: FailureReport, decision: CooldownDecision)
     failure,
     {
       type: 'window_opened',
+      ...at,
       failures: decision.record.failures,
       window_ms: decision.windowMs,
       until_ms: decision.record.until_ms,

@@ -23,6 +23,7 @@ import type { TaskHistory } from './history.js';
 import type { KnownRecords, LocalClaims } from './local-state.js';
 import type { QueueMirror } from './queue-mirror.js';
 import { scan } from './scan.js';
+import { resumed } from './held.js';
 import type { TimelineStore } from './timeline-store.js';
 
 const ENQUEUE_ATTEMPTS = 4;
@@ -150,7 +151,14 @@ export class TaskLifecycle {
       }
       const held = res.results[0]?.type === 'get' ? res.results[0].kv : undefined;
       if (!held) continue;
-      const existing = await this.#parts.history.getTask(held.value);
+      const found = await kv.get(k.task(held.value));
+      const existing = found ? decode(TaskRecordSchema, found) : undefined;
+      if (existing && found && existing.state === 'held' && manual) {
+        // An operator's run of a parked pair runs the work the park holds, as a manual task.
+        const promoted = await this.#promote(existing, found.modRevision, options.by);
+        if (promoted) return { task: promoted, created: false };
+        continue;
+      }
       if (existing && !isTerminal(existing.state)) return { task: existing, created: false };
       // The key outlived its task: remove it only if it still says what we read, then retry.
       await kv.txn(
@@ -159,6 +167,31 @@ export class TaskLifecycle {
       );
     }
     throw new ContentionError(`failed to resolve concurrent task enqueue for ${kind} '${target}'`);
+  }
+
+  /**
+   * Puts a held task back in its queue as a manual one, with a `manual_run` event, guarded on
+   * its record as read; undefined when it changed meanwhile (the caller reads again).
+   */
+  async #promote(task: TaskRecord, modRevision: number, by: string | undefined): Promise<TaskRecord | undefined> {
+    const { kv, keys: k } = this.#ctx;
+    const next: TaskRecord = { ...resumed(task), source: 'manual' };
+    const timeline = this.#parts.timeline.ops(task.kind, task.target, [
+      { type: 'manual_run', task_id: task.id, ...(by !== undefined ? { by } : {}) },
+    ]);
+    const res = await kv.txn(
+      [{ key: k.task(task.id), target: 'modRevision', op: '==', value: modRevision }],
+      [
+        { type: 'put', key: k.task(task.id), value: encodeTask(next) },
+        { type: 'put', key: k.queue(task.kind, task.id), value: '' },
+        { type: 'delete', key: k.held(task.kind, task.target, task.id) },
+        ...timeline.ops,
+      ],
+    );
+    if (!res.succeeded) return undefined;
+    this.#queued(next, res.revision);
+    void this.#parts.timeline.afterWrite(task.kind, task.target);
+    return next;
   }
 
   /** A task this instance queued: its claim needs neither a read of its record nor of the queue. */

@@ -56,7 +56,7 @@ export class TimelineStore {
   ops(kind: TaskKind, target: string, entries: readonly TimelineEntry[]): TimelineWrite {
     const at = this.#ctx.clock.now();
     const events = entries.map((entry): TimelineEvent => {
-      const e: TimelineEvent = { ...entry, id: this.#newId(), kind, target, at_ms: at };
+      const e: TimelineEvent = { ...entry, id: this.#newId(), kind, target, at_ms: entry.at_ms ?? at };
       if (e.error !== undefined) e.error = sanitizeError(e.error, EVENT_TEXT_MAX);
       if (e.by !== undefined) e.by = sanitizeError(e.by, EVENT_TEXT_MAX);
       if (e.reason !== undefined) e.reason = sanitizeError(e.reason, EVENT_TEXT_MAX);

@@ -5,9 +5,11 @@ import { compatContract } from './store-contract-compat.js';
 import { storeContractFixture } from './store-contract-fixture.js';
 import { fleetContract } from './store-contract-fleet.js';
 import { gatesContract } from './store-contract-gates.js';
+import { holdsContract } from './store-contract-holds.js';
 import { kindsContract } from './store-contract-kinds.js';
 import { queueContract } from './store-contract-queue.js';
 import { recoveryContract } from './store-contract-recovery.js';
+import { timelineContract } from './store-contract-timeline.js';
 
 export type { StoreOverrides } from './store-contract-fixture.js';
 
@@ -15,7 +17,7 @@ export type { StoreOverrides } from './store-contract-fixture.js';
  * The TaskStore contract, run against any Kv adapter: dedupe, claims, target locks,
  * dependencies, recovery, history, coordination, the failure cooldown, records of a newer
  * release keeping their fields through this release's rewrites, kinds this release does not run,
- * and the cluster record's feature gates. Every test runs
+ * the cluster record's feature gates, each store's timeline, and the tasks a park holds. Every test runs
  * under its own random prefix; several store instances stand in for several masters.
  */
 export function taskStoreContract(name: string, makeHarness: () => Promise<KvHarness>): void {
@@ -25,8 +27,10 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
     recoveryContract(fx);
     fleetContract(fx);
     gatesContract(fx);
+    holdsContract(fx);
     compatContract(fx);
     kindsContract(fx);
     clusterContract(fx);
+    timelineContract(fx);
   });
 }
