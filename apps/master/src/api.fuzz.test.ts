@@ -31,6 +31,7 @@ import {
   type TaskRecord,
   TaskRecordSchema,
   TaskStateSchema,
+  TimelineEventSchema,
   targetFromHex,
   targetHex,
 } from '@maintd/core';
@@ -118,12 +119,13 @@ const ParkView = ParkRecordSchema.omit({ kind: true, target: true })
   });
 /**
  * A cooldown entry as served: the stored record plus `until`, the ISO 8601 form of `until_ms`, its
- * `state`, and the park in force (a parked store that never failed has none of the failure fields).
+ * `state`, whether it gates this master's automatic work, and the park in force (a parked store that never failed has none of the failure fields).
  */
 const CooldownView = TaskCooldownSchema.extend({
   failures: z.number().int().nonnegative(),
   until: z.iso.datetime().nullable(),
   state: z.enum(['cooling', 'below', 'lapsed', 'parked']),
+  gating: z.boolean(),
   last_error_class: TaskCooldownSchema.shape.last_error_class.optional(),
   first_failure_ms: TaskCooldownSchema.shape.first_failure_ms.optional(),
   last_failure_ms: TaskCooldownSchema.shape.last_failure_ms.optional(),
@@ -132,6 +134,10 @@ const CooldownView = TaskCooldownSchema.extend({
 })
   .strict()
   .refine((c) => (c.state === 'parked') === (c.parked !== undefined), { message: '`parked` present but not parked' })
+  // A park in force always gates; a count below the threshold or a lapsed window never does.
+  .refine((c) => (c.state === 'parked' ? c.gating : c.state === 'cooling' || !c.gating), {
+    message: '`gating` contradicts `state`',
+  })
   .refine((c) => c.until === (c.until_ms === null ? null : new Date(c.until_ms).toISOString()), {
     message: '`until` is not `until_ms` in ISO 8601',
   });
@@ -343,6 +349,17 @@ function storedProblem(prefix: string, kv: KeyValue): string | undefined {
         ? undefined
         : bad('park stored under another kind or target');
     }
+    case 'timeline': {
+      const e = parseJson(TimelineEventSchema.strict(), kv.value);
+      if (!e) return bad('stored timeline event fails TimelineEventSchema');
+      return parts.length === 3 && e.kind === parts[0] && hexTarget(parts[1]) === e.target && e.id === parts[2]
+        ? undefined
+        : bad('timeline event stored under another kind, target or id');
+    }
+    case 'held':
+      return parts.length === 3 && isKind(parts[0]) && hexTarget(parts[1]) && TaskId.safeParse(parts[2]).success
+        ? undefined
+        : bad('malformed held key');
     case 'stats': {
       const s = parseJson(StoreStatsSchema.strict(), kv.value);
       if (!s) return bad('stored stats row fails StoreStatsSchema');

@@ -1,4 +1,4 @@
-import { type ParkRecord, type TaskCooldown, type TaskKind } from '@maintd/core';
+import { DEFAULT_COOLDOWN_POLICY, type ParkRecord, type TaskCooldown, type TaskKind } from '@maintd/core';
 import { KIND_NAMES } from '@maintd/scheduler';
 import type { CooldownView } from '@maintd/scheduler/api';
 import fc from 'fast-check';
@@ -77,12 +77,12 @@ describe('CooldownIndex', () => {
         fc.integer({ min: 1, max: 5 }),
         fc.integer({ min: -2, max: 4 }),
         (changes, limit, later) => {
-          const index = new CooldownIndex();
+          const index = new CooldownIndex(DEFAULT_COOLDOWN_POLICY);
           const cooldowns = new Map<string, TaskCooldown>();
           const parks = new Map<string, ParkRecord>();
           const queries: Omit<CooldownPageQuery, 'cursor'>[] = [];
           for (const sort of ['until', 'failures', 'last_failure'] as const) {
-            for (const state of [undefined, 'cooling', 'parked', 'below', 'lapsed'] as const) {
+            for (const state of [undefined, 'cooling', 'parked', 'below', 'lapsed', 'any'] as const) {
               queries.push({ limit, sort, state }, { limit, sort, state, kind: 'compact' });
             }
           }
@@ -106,7 +106,7 @@ describe('CooldownIndex', () => {
           // Time passes without a change: states that depend on it must follow. The reference is
           // built afresh for each time, so that it keeps nothing from an earlier one.
           for (const now of [NOW, NOW + later]) {
-            const fresh = CooldownIndex.from([...cooldowns.values()], [...parks.values()]);
+            const fresh = CooldownIndex.from([...cooldowns.values()], [...parks.values()], DEFAULT_COOLDOWN_POLICY);
             for (const q of queries) expect(walk(index, q, now)).toEqual(walk(fresh, q, now));
             expect(index.list(undefined, true, now)).toEqual(fresh.list(undefined, true, now));
             expect(index.parkedCounts(now)).toEqual(fresh.parkedCounts(now));
@@ -118,7 +118,7 @@ describe('CooldownIndex', () => {
   });
 
   it('ignores a watch event older than what it holds, and lets a later event replace a local write', () => {
-    const index = new CooldownIndex();
+    const index = new CooldownIndex(DEFAULT_COOLDOWN_POLICY);
     index.applyCooldown('compact', 'a', cooldown('compact', 'a', 2, NOW + 10, NOW), 20);
     expect(index.applyCooldown('compact', 'a', undefined, 19)).toBe(false);
     expect(index.view('compact', 'a', NOW)?.failures).toBe(2);
@@ -134,6 +134,7 @@ describe('CooldownIndex', () => {
     const index = CooldownIndex.from(
       ['a', 'b', 'c', 'd'].map((t, i) => cooldown('compact', t, 3, NOW + 100 + i, NOW)),
       [],
+      DEFAULT_COOLDOWN_POLICY,
     );
     const first = index.page({ limit: 2 }, NOW);
     index.applyCooldown('compact', 'b', undefined, LOCAL_REVISION);
@@ -149,6 +150,7 @@ describe('CooldownIndex', () => {
     const index = CooldownIndex.from(
       ['a', 'b'].map((t) => cooldown('merge_wal', t, 3, NOW + 100, NOW)),
       [],
+      DEFAULT_COOLDOWN_POLICY,
     );
     const { nextCursor } = index.page({ limit: 1, sort: 'failures' }, NOW);
     expect(() => index.page({ limit: 1, sort: 'until', cursor: nextCursor! }, NOW)).toThrow(/sorted by failures/);

@@ -1,4 +1,11 @@
-import { KIND_PATTERN, type ParkRecord, type TaskCooldown, type TaskKind, ValidationError } from '@maintd/core';
+import {
+  type CooldownPolicy,
+  KIND_PATTERN,
+  type ParkRecord,
+  type TaskCooldown,
+  type TaskKind,
+  ValidationError,
+} from '@maintd/core';
 import {
   type CooldownSort,
   type CooldownState,
@@ -17,8 +24,8 @@ export const LOCAL_REVISION = 0;
 /** Largest number of encoded pages kept between two changes. */
 const PAGE_CACHE_ENTRIES = 512;
 
-/** The `state` filter of a page: one state; absent = `cooling` and `parked` (what the sweeps skip). */
-export type CooldownStateFilter = CooldownState;
+/** The `state` filter of a page: one state, or `any`; absent = `cooling` and `parked` (what the sweeps skip). */
+export type CooldownStateFilter = CooldownState | 'any';
 
 /** What one page of the cooldown list asks for. */
 export interface CooldownPageQuery {
@@ -28,7 +35,7 @@ export interface CooldownPageQuery {
   readonly cursor?: string | undefined;
   /** Only this kind. */
   readonly kind?: TaskKind | undefined;
-  /** Only this state; absent: cooling and parked. */
+  /** Only this state (`any`: every state); absent: cooling and parked. */
   readonly state?: CooldownStateFilter | undefined;
   /** The order (default `until`). */
   readonly sort?: CooldownSort | undefined;
@@ -154,6 +161,7 @@ function decodeCursor(cursor: string, sort: CooldownSort): Position {
 
 function matches(state: CooldownState | undefined, filter: CooldownStateFilter | undefined): boolean {
   if (state === undefined) return false;
+  if (filter === 'any') return true;
   return filter === undefined ? state === 'cooling' || state === 'parked' : state === filter;
 }
 
@@ -170,6 +178,8 @@ function matches(state: CooldownState | undefined, filter: CooldownStateFilter |
  * lapses), so the filtered lists are also dropped at the next such moment, never served stale.
  */
 export class CooldownIndex {
+  /** The policy of the master serving the index: each view's `gating` is computed against it. */
+  readonly policy: CooldownPolicy;
   readonly #entries = new Map<string, Entry>();
   /** Entries with a park (in force or lapsed): the parked gauge walks only these. */
   readonly #parked = new Set<Entry>();
@@ -187,9 +197,14 @@ export class CooldownIndex {
   /** The unpaged lists asked for, encoded. */
   readonly #lists = new Map<string, JsonBytes<CooldownView[]>>();
 
+  /** An empty index whose views say whether they gate the automatic work of a master running `policy`. */
+  constructor(policy: CooldownPolicy) {
+    this.policy = policy;
+  }
+
   /** An index of these records, e.g. read from the store when no watch keeps one current. */
-  static from(cooldowns: readonly TaskCooldown[], parks: readonly ParkRecord[]): CooldownIndex {
-    const index = new CooldownIndex();
+  static from(cooldowns: readonly TaskCooldown[], parks: readonly ParkRecord[], policy: CooldownPolicy): CooldownIndex {
+    const index = new CooldownIndex(policy);
     index.load(
       cooldowns.map((record) => ({ kind: record.kind, target: record.target, record, revision: LOCAL_REVISION })),
       parks.map((record) => ({ kind: record.kind, target: record.target, record, revision: LOCAL_REVISION })),
@@ -257,7 +272,7 @@ export class CooldownIndex {
   /** The served view of (kind, target) at `nowMs`, or null when it has neither a record nor a park in force. */
   view(kind: TaskKind, target: string, nowMs: number): CooldownView | null {
     const e = this.#entries.get(`${kind}/${target}`);
-    return e ? cooldownView(e.cooldown, e.park, nowMs) : null;
+    return e ? cooldownView(e.cooldown, e.park, nowMs, this.policy) : null;
   }
 
   /**
@@ -269,7 +284,7 @@ export class CooldownIndex {
     const out: CooldownView[] = [];
     for (const e of this.#sortedBy('key')) {
       if (kind && e.kind !== kind) continue;
-      const view = cooldownView(e.cooldown, e.park, nowMs);
+      const view = cooldownView(e.cooldown, e.park, nowMs, this.policy);
       if (!view) continue;
       if (view.state === 'cooling' || view.state === 'parked' || all) out.push(view);
     }
@@ -316,7 +331,7 @@ export class CooldownIndex {
     const page: CooldownPage = {
       body: encodeJson(
         // Every matching entry has a state, so a view.
-        slice.flatMap((e) => cooldownView(e.cooldown, e.park, nowMs) ?? []),
+        slice.flatMap((e) => cooldownView(e.cooldown, e.park, nowMs, this.policy) ?? []),
       ),
       count: slice.length,
       total: matching.length,

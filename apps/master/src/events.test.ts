@@ -1,4 +1,4 @@
-import { FakeClock, type Kv, MemoryKv, keysFor } from '@maintd/core';
+import { DEFAULT_COOLDOWN_POLICY, FakeClock, type Kv, MemoryKv, keysFor } from '@maintd/core';
 import { interceptKv } from '@maintd/core/testing';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -28,7 +28,13 @@ describe('EventHub', () => {
     const clock = new FakeClock(0);
     const mem = new MemoryKv({ clock });
     const gated = gatedWatches(mem);
-    const hub = new EventHub(gated.kv, keysFor('/maintd-test'), clock, pino({ level: 'silent' }));
+    const hub = new EventHub(
+      gated.kv,
+      keysFor('/maintd-test'),
+      clock,
+      pino({ level: 'silent' }),
+      DEFAULT_COOLDOWN_POLICY,
+    );
     hub.start();
     await expect.poll(() => gated.requested()).toBeGreaterThan(0);
     const closed = hub.close();

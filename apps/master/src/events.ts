@@ -1,5 +1,6 @@
 import {
   type Clock,
+  type CooldownPolicy,
   type KeyValue,
   type Keys,
   type Kv,
@@ -42,7 +43,7 @@ export class EventHub {
    * Every cooldown record and park, as of the watches: trust it only while {@link EventHub.live}
    * (before the first load, and after a watch died, it may be empty or behind).
    */
-  readonly cooldowns = new CooldownIndex();
+  readonly cooldowns: CooldownIndex;
   readonly #kv: Kv;
   readonly #keys: Keys;
   readonly #clock: Clock;
@@ -60,7 +61,9 @@ export class EventHub {
   #generation = 0;
   #loop: Promise<void> | undefined;
 
-  constructor(kv: Kv, keys: Keys, clock: Clock, logger: Logger) {
+  /** `policy`: the cooldown policy of this master, which says whether an entry gates its automatic work. */
+  constructor(kv: Kv, keys: Keys, clock: Clock, logger: Logger, policy: CooldownPolicy) {
+    this.cooldowns = new CooldownIndex(policy);
     this.#kv = kv;
     this.#keys = keys;
     this.#clock = clock;

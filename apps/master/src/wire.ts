@@ -26,7 +26,7 @@ export interface Master {
  */
 export function wireMaster(deps: SchedulerDeps): Master {
   const { store, kv, config, clock, logger, metrics } = deps;
-  const events = new EventHub(kv, store.keys, clock, logger);
+  const events = new EventHub(kv, store.keys, clock, logger, store.policy);
   const scheduler = new Scheduler(deps);
   const app = createApp({
     store,

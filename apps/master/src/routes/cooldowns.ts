@@ -56,7 +56,7 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
       store.listCooldowns({ ...filter, all: true }),
       store.listParks(filter),
     ]);
-    return CooldownIndex.from(cooldowns, parks);
+    return CooldownIndex.from(cooldowns, parks, store.policy);
   };
 
   return createRouter()
@@ -107,7 +107,7 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
       // This master's next read shows the park even before its watch reports it.
       hub?.cooldowns.applyPark(kind, target, park, LOCAL_REVISION);
       logger.info({ kind, target, reason: park.reason, by, until_ms: park.until_ms }, 'target parked by operator');
-      return c.json(cooldownView(cooldown, park, now)!, 200);
+      return c.json(cooldownView(cooldown, park, now, store.policy)!, 200);
     })
     .openapi(resetCooldownRoute, async (c) => {
       const { kind, target } = c.req.valid('param');

@@ -18,7 +18,7 @@ export function storeRoutes(deps: { readonly store: TaskStore; readonly clock: C
       store.listParks(),
     ]);
     const byTarget = new Map<string, CooldownView[]>();
-    for (const view of CooldownIndex.from(cooldowns, parks).list(undefined, true, clock.now())) {
+    for (const view of CooldownIndex.from(cooldowns, parks, store.policy).list(undefined, true, clock.now())) {
       byTarget.set(view.target, [...(byTarget.get(view.target) ?? []), view]);
     }
     const search = q.search?.toLowerCase();
