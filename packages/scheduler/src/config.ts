@@ -62,6 +62,10 @@ export interface Config {
     readonly historyLimit: number;
     /** TASK_HISTORY_TTL_SECS, default 86400; 0 = count cap only. */
     readonly historyTtlSecs: number;
+    /** TASK_TIMELINE_LIMIT, default 50: events kept per (kind, store). */
+    readonly timelineLimit: number;
+    /** TASK_TIMELINE_TTL_SECS, default 2592000 (30 days); 0 = count cap only. */
+    readonly timelineTtlSecs: number;
   };
   /** TASK_COOLDOWN_*: the failure-cooldown policy. */
   readonly cooldown: CooldownPolicy;

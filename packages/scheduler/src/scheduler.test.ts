@@ -1,6 +1,16 @@
-import { FakeClock, type Kv, MemoryKv, StoreUnavailableError, type TaskKind, type TaskRecord } from '@maintd/core';
+import {
+  CLUSTER_CHECK_MS,
+  FEATURE_SETTLE_MS,
+  FakeClock,
+  type Kv,
+  MemoryKv,
+  StoreUnavailableError,
+  type TaskKind,
+  type TaskRecord,
+} from '@maintd/core';
 import { eventually, interceptKv } from '@maintd/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { HELD_TASKS } from './features/index.js';
 import { KINDS, KIND_NAMES, kindSpec } from './kinds/index.js';
 import { type FleetStub, type TestScheduler, openScheduler, startFleetStub } from './testing/index.js';
 
@@ -13,7 +23,7 @@ describe('Scheduler over the kind registry', () => {
   async function setup(
     stores: Parameters<typeof startFleetStub>[0],
     cooldown: { afterFailures: number } = { afterFailures: 2 },
-  ): Promise<{ fleet: FleetStub; s: TestScheduler; clock: FakeClock }> {
+  ): Promise<{ fleet: FleetStub; s: TestScheduler; clock: FakeClock; kv: MemoryKv }> {
     const fleet = await startFleetStub(stores);
     cleanup.push(() => fleet.close());
     const clock = new FakeClock(Date.UTC(2026, 0, 1));
@@ -24,7 +34,7 @@ describe('Scheduler over the kind registry', () => {
       cooldown: { ...cooldown, maxPercent: 100 },
     });
     cleanup.push(() => s.close());
-    return { fleet, s, clock };
+    return { fleet, s, clock, kv };
   }
 
   /** Waits until nothing is queued or running, then returns every task, oldest first. */
@@ -183,6 +193,43 @@ describe('Scheduler over the kind registry', () => {
     expect(await s.scheduler.sweepOnce('compact')).toMatchObject({ enqueued: 0, skipped: { parked: 1 } });
     await clock.advance(60_000);
     expect(await s.scheduler.sweepOnce('compact')).toMatchObject({ enqueued: 1, skipped: { parked: 0 } });
+  });
+
+  it('holds the sweep task of a store parked after it was queued once every master reads held tasks, and runs it when released', async () => {
+    const { fleet, s, clock } = await setup({ late: { fragments: 40 } });
+    s.scheduler.start();
+    // The only master understands held_tasks: switched on at the first check, written after the settle.
+    await clock.advance(CLUSTER_CHECK_MS);
+    await eventually(async () =>
+      expect((await s.store.cluster.read())?.features.map((f) => f.name)).toEqual([HELD_TASKS]),
+    );
+    await clock.advance(FEATURE_SETTLE_MS);
+    expect(s.scheduler.featureInUse(HELD_TASKS)).toBe(true);
+    // Queued by a sweep, then parked before any slot claims it: the task waits, the worker is not called.
+    await s.store.park('compact', 'late', { reason: 'restore running', by: 'ops' });
+    const { task } = await s.store.enqueue('compact', 'late', { source: 'sweep' });
+    await eventually(async () => expect((await s.store.getTask(task.id))?.state).toBe('held'));
+    expect(fleet.calls('compact', 'late')).toBe(0);
+    expect(await s.store.getTask(task.id)).toMatchObject({ held_reason: 'parked by ops: restore running' });
+
+    expect(await s.store.unpark('compact', 'late', { by: 'ops' })).toBe(true);
+    const tasks = await drained(s);
+    expect(tasks.map((t) => [t.id, t.state])).toContainEqual([task.id, 'done']);
+    expect(fleet.calls('compact', 'late')).toBe(1);
+  });
+
+  it('runs the sweep task of a parked store while a master that cannot read held tasks is live', async () => {
+    const { fleet, s, clock, kv } = await setup({ late: { fragments: 40 } });
+    const older = await openScheduler(kv, clock, { etcd: { prefix: s.config.etcd.prefix } }, { features: {} });
+    cleanup.push(() => older.close());
+    s.scheduler.start();
+    await clock.advance(CLUSTER_CHECK_MS + FEATURE_SETTLE_MS);
+    expect(s.scheduler.featureInUse(HELD_TASKS)).toBe(false);
+    await s.store.park('compact', 'late', { reason: 'restore running', by: 'ops' });
+    const { task } = await s.store.enqueue('compact', 'late', { source: 'sweep' });
+    // As the previous release did: a task queued before its park runs once.
+    await eventually(async () => expect((await s.store.getTask(task.id))?.state).toBe('done'));
+    expect(fleet.calls('compact', 'late')).toBe(1);
   });
 
   it('gives every kind with a sweep its own periodic job and threshold setting', () => {

@@ -1,6 +1,6 @@
-import { type Claim, type ClusterRecord, type TaskKind, featureInUse } from '@maintd/core';
+import { type Claim, type ClaimOptions, type ClusterRecord, type TaskKind, featureInUse } from '@maintd/core';
 import { setMaxListeners } from 'node:events';
-import { featureNames } from './features/index.js';
+import { HELD_TASKS, featureNames } from './features/index.js';
 import { kindNames, kindSpec } from './kinds/index.js';
 import { clusterLoop } from './scheduler/cluster-check.js';
 import { kindObservers } from './scheduler/kind-metrics.js';
@@ -13,6 +13,7 @@ import { recoveryLoop } from './scheduler/recovery.js';
 import { SCAN_JOB, type ScanSummary, scanOnce } from './scheduler/stats-scan.js';
 import { type SweepSummary, statsExistGate, sweepOnce } from './scheduler/sweep.js';
 import { runTask } from './scheduler/task-run.js';
+import { timelinePruneJob } from './scheduler/timeline-prune.js';
 import { type WorkerStatus, workerStatus } from './scheduler/worker-status.js';
 import { createStoreOutageLog } from './store-outage.js';
 
@@ -47,7 +48,11 @@ export class Scheduler {
     const observers = kindObservers(deps.metrics.registry, registryOf(deps));
     const run = (claim: Claim): Promise<void> =>
       runTask(deps, this.#abandon.signal, claim, observers.get(claim.task.kind));
-    this.#pools = planPools(deps.config.pools, registryOf(deps)).map((plan) => new Pool(plan, this.#ctx, run));
+    // Until every live master can read a held task, a park does not hold: as the release before.
+    const claimOptions = (): ClaimOptions => ({ holdParked: this.featureInUse(HELD_TASKS) });
+    this.#pools = planPools(deps.config.pools, registryOf(deps)).map(
+      (plan) => new Pool(plan, this.#ctx, run, claimOptions),
+    );
     this.#queueWatch = new QueueWatch(
       this.#ctx,
       (kinds) => {
@@ -62,7 +67,10 @@ export class Scheduler {
     if (this.#started) return;
     this.#started = true;
     const { intervals, sweeps } = this.#d.config;
-    const jobs: PeriodicJob[] = [{ name: SCAN_JOB, intervalSecs: intervals.statsScanSecs, run: () => this.scanOnce() }];
+    const jobs: PeriodicJob[] = [
+      { name: SCAN_JOB, intervalSecs: intervals.statsScanSecs, run: () => this.scanOnce() },
+      timelinePruneJob(this.#ctx),
+    ];
     const statsExist = statsExistGate(this.#d.store, this.#d.logger);
     const registry = registryOf(this.#d);
     for (const kind of kindNames(registry)) {

@@ -67,6 +67,8 @@ const DOCUMENTED = [
   'TASK_MAX_ATTEMPTS',
   'TASK_HISTORY_LIMIT',
   'TASK_HISTORY_TTL_SECS',
+  'TASK_TIMELINE_LIMIT',
+  'TASK_TIMELINE_TTL_SECS',
   'TASK_COOLDOWN_AFTER_FAILURES',
   'TASK_COOLDOWN_BASE_SECS',
   'TASK_COOLDOWN_MAX_SECS',
@@ -105,7 +107,7 @@ describe('loadConfig defaults', () => {
         kinds: { merge_wal: { intervalSecs: 600, threshold: 8 }, compact: { intervalSecs: 600, threshold: 16 } },
       },
       pools: { taskConcurrency: 4, own: { merge: 4 } },
-      tasks: { maxAttempts: 5, historyLimit: 1000, historyTtlSecs: 86400 },
+      tasks: { maxAttempts: 5, historyLimit: 1000, historyTtlSecs: 86400, timelineLimit: 50, timelineTtlSecs: 2592000 },
       cooldown: {
         afterFailures: 3,
         baseSecs: 600,

@@ -130,6 +130,18 @@ const shape = {
       description: 'Age at which finished tasks leave history; 0 = only TASK_HISTORY_LIMIT applies.',
     },
   ),
+  TASK_TIMELINE_LIMIT: setting(wholeNumber(1), String(DEFAULT_STORE_OPTIONS.timelineLimit), {
+    description:
+      'Events kept per (kind, store) on its timeline (failures, windows, resets, parks, manual runs); the oldest beyond it are deleted.',
+  }),
+  TASK_TIMELINE_TTL_SECS: setting(
+    wholeNumber(0, Number.MAX_SAFE_INTEGER, 'secs'),
+    String(DEFAULT_STORE_OPTIONS.timelineTtlSecs),
+    {
+      description:
+        'Age at which timeline events are deleted, so a store that stopped failing leaves nothing behind; 0 = only TASK_TIMELINE_LIMIT applies.',
+    },
+  ),
   TASK_COOLDOWN_AFTER_FAILURES: setting(wholeNumber(0), String(DEFAULT_COOLDOWN_POLICY.afterFailures), {
     description:
       'Consecutive failures of a (kind, store) before sweeps skip it for a window; 0 disables cooldowns, windows already open included.',
@@ -325,6 +337,8 @@ function toConfig(s: Resolved): Config {
       maxAttempts: s.TASK_MAX_ATTEMPTS,
       historyLimit: s.TASK_HISTORY_LIMIT,
       historyTtlSecs: s.TASK_HISTORY_TTL_SECS,
+      timelineLimit: s.TASK_TIMELINE_LIMIT,
+      timelineTtlSecs: s.TASK_TIMELINE_TTL_SECS,
     },
     cooldown,
     shutdownGraceSecs: s.SHUTDOWN_GRACE_SECS,

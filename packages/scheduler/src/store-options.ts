@@ -34,6 +34,8 @@ export function storeOptions(
     maxAttempts: config.tasks.maxAttempts,
     historyLimit: config.tasks.historyLimit,
     historyTtlSecs: config.tasks.historyTtlSecs,
+    timelineLimit: config.tasks.timelineLimit,
+    timelineTtlSecs: config.tasks.timelineTtlSecs,
     cooldown: config.cooldown,
     info: { ...deps.info, kinds: [...kindNames(deps.kinds)], features: [...featureNames(deps.features)] },
     ...(deps.onSessionEvent ? { onSessionEvent: deps.onSessionEvent } : {}),

@@ -11,14 +11,16 @@ export interface FeatureSpec {
  */
 export type FeatureRegistry = Readonly<Record<string, FeatureSpec>>;
 
+/** The automatic tasks of a parked (kind, store) wait in state `held`, which 0.1.0 cannot read. */
+export const HELD_TASKS = 'held_tasks';
+
 /**
- * Every cluster feature this release understands, one line each. Empty in 0.1.0, the first
- * release with gates: a later release that writes something 0.1.0 would misread (a new task
- * state, a new record shape, a new key 0.1.0 acts on) adds its feature here and writes it only
- * where `Scheduler.featureInUse` says so.
+ * Every cluster feature this release understands, one line each. A release that writes something
+ * the previous one would misread (a new task state, a new record shape, a new key it acts on)
+ * adds its feature here and writes it only where `Scheduler.featureInUse` says so.
  */
 export const FEATURES: FeatureRegistry = {
-  // name: { description: '…' },
+  [HELD_TASKS]: { description: 'a park holds the automatic tasks of its (kind, store) queued before it (state held)' },
 };
 
 /** The features of `registry` (default the shipped one), sorted. */

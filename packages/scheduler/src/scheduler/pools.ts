@@ -1,4 +1,4 @@
-import type { Claim, TaskKind } from '@maintd/core';
+import type { Claim, ClaimOptions, TaskKind } from '@maintd/core';
 import type { Config } from '../config.js';
 import { KINDS, type KindRegistry, kindNames, kindSpec } from '../kinds/index.js';
 import type { LoopContext } from './context.js';
@@ -54,15 +54,23 @@ export class Pool {
   readonly size: number;
   readonly #ctx: LoopContext;
   readonly #run: (claim: Claim) => Promise<void>;
+  readonly #claimOptions: () => ClaimOptions;
   readonly #running = new Set<Promise<void>>();
   #wake = new AbortController();
 
-  constructor(plan: PoolPlan, ctx: LoopContext, run: (claim: Claim) => Promise<void>) {
+  /** `claimOptions`: asked before each round of claims (whether parks hold tasks can change while running). */
+  constructor(
+    plan: PoolPlan,
+    ctx: LoopContext,
+    run: (claim: Claim) => Promise<void>,
+    claimOptions: () => ClaimOptions,
+  ) {
     this.name = plan.name;
     this.kinds = plan.kinds;
     this.size = plan.size;
     this.#ctx = ctx;
     this.#run = run;
+    this.#claimOptions = claimOptions;
   }
 
   /** Tasks this pool runs now. */
@@ -109,9 +117,10 @@ export class Pool {
     const free = this.size - this.#running.size;
     // A claim in flight may have committed already: until it is a running task, not idle.
     activity.claiming += free;
+    const options = this.#claimOptions();
     const settled = await Promise.allSettled(
       Array.from({ length: free }, () =>
-        deps.store.claimNext(this.kinds).finally(() => {
+        deps.store.claimNext(this.kinds, options).finally(() => {
           activity.claiming--;
         }),
       ),
