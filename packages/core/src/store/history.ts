@@ -26,6 +26,11 @@ export interface ListTasksQuery {
   readonly kind?: TaskKind;
   /** Only tasks of this store. */
   readonly target?: string;
+  /**
+   * Only tasks whose store name or `error` contains this text, ignoring case (a search; an
+   * empty text matches every task).
+   */
+  readonly q?: string;
   /** Page size (default 50). */
   readonly limit?: number;
   /** Opaque cursor from a previous page. */
@@ -106,7 +111,8 @@ export class TaskHistory {
     const { kv, keys } = this.#ctx;
     const limit = Math.max(1, query.limit ?? 50);
     const prefix = keys.tasksPrefix;
-    const filtered = query.state !== undefined || query.kind !== undefined || query.target !== undefined;
+    const filtered =
+      query.state !== undefined || query.kind !== undefined || query.target !== undefined || query.q !== undefined;
     const from = query.cursor ? keys.task(query.cursor) : undefined;
     if (!filtered) {
       const [newest, total] = await Promise.all([this.#newest.take(limit + 1, from), this.#taskCount()]);
@@ -123,10 +129,14 @@ export class TaskHistory {
       const next = newest[limit];
       return { tasks, total, nextCursor: next ? next.slice(prefix.length) : null };
     }
+    const needle = query.q?.toLowerCase();
     const match = (t: TaskRecord): boolean =>
       (query.state === undefined || t.state === query.state) &&
       (query.kind === undefined || t.kind === query.kind) &&
-      (query.target === undefined || t.target === query.target);
+      (query.target === undefined || t.target === query.target) &&
+      (needle === undefined ||
+        t.target.toLowerCase().includes(needle) ||
+        (t.error !== undefined && t.error.toLowerCase().includes(needle)));
     const tasks: TaskRecord[] = [];
     let total = 0;
     let nextCursor: string | null = null;
