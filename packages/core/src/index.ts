@@ -127,6 +127,7 @@ export {
   type CooldownEffect,
   type CooldownRead,
   DEFAULT_STORE_OPTIONS,
+  type EnqueueOptions,
   type EnqueueResult,
   type FinishResult,
   type HeldLock,
@@ -138,4 +139,5 @@ export {
   type TaskPage,
   TaskStore,
   type TaskStoreOptions,
+  type Timelines,
 } from './task-store.js';

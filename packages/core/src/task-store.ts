@@ -9,19 +9,18 @@ import type {
   TaskCooldown,
   TaskKind,
   TaskRecord,
-  TaskSource,
   WorkerScan,
 } from './model.js';
 import type { Session } from './session.js';
 import type { Claim, ClaimOptions } from './store/claimer.js';
 import type { Actor } from './store/cooldown-store.js';
 import { resumeLapsed } from './store/held.js';
-import type { TimelineEvent } from './timeline.js';
+import type { Timelines } from './store/timeline-store.js';
 import type { ClusterStore } from './store/cluster-store.js';
 import type { RecordFailureResult } from './store/cooldown-store.js';
 import type { HeldLock } from './store/coordination.js';
 import type { ListTasksQuery, TaskPage } from './store/history.js';
-import type { EnqueueResult, FinishResult, RecoveryResult, TaskOutcome } from './store/lifecycle.js';
+import type { EnqueueOptions, EnqueueResult, FinishResult, RecoveryResult, TaskOutcome } from './store/lifecycle.js';
 import type { ParkOptions } from './store/park-store.js';
 import { type OpenedStore, openStore, recoverOrphaned } from './store/open.js';
 import type { StoreParts } from './store/parts.js';
@@ -33,7 +32,15 @@ export type { ClusterStore } from './store/cluster-store.js';
 export type { CooldownRead, RecordFailureResult } from './store/cooldown-store.js';
 export type { HeldLock } from './store/coordination.js';
 export type { ListTasksQuery, TaskPage } from './store/history.js';
-export type { CooldownEffect, EnqueueResult, FinishResult, RecoveryResult, TaskOutcome } from './store/lifecycle.js';
+export type {
+  CooldownEffect,
+  EnqueueOptions,
+  EnqueueResult,
+  FinishResult,
+  RecoveryResult,
+  TaskOutcome,
+} from './store/lifecycle.js';
+export type { Timelines } from './store/timeline-store.js';
 export type { ParkOptions } from './store/park-store.js';
 export { DEFAULT_STORE_OPTIONS, type TaskStoreOptions } from './store/store-options.js';
 
@@ -53,6 +60,8 @@ export class TaskStore {
   readonly session: Session;
   /** The fleet-wide feature gates at `P/cluster` (docs/ARCHITECTURE.md §2.8). */
   readonly cluster: ClusterStore;
+  /** Each (kind, target)'s timeline (docs/ARCHITECTURE.md §2.7): its events, and the fleet-wide prune. */
+  readonly timelines: Timelines;
   readonly #parts: StoreParts;
   readonly #recoveredOnOpen: RecoveryResult;
 
@@ -62,21 +71,22 @@ export class TaskStore {
     this.masterId = masterId;
     this.policy = opened.policy;
     this.cluster = opened.parts.cluster;
+    this.timelines = opened.parts.timeline;
     this.#parts = opened.parts;
     this.#recoveredOnOpen = opened.recovered;
   }
 
   /**
-   * Opens a session, registers, recovers orphaned tasks and prunes history when it may hold
-   * something to prune (counts first: a history within its limits is not read).
+   * Opens a session, registers, recovers orphaned tasks and prunes history when it may hold something to prune (counts
+   * first: a history within its limits is not read).
    */
   static async open(options: TaskStoreOptions): Promise<TaskStore> {
     return new TaskStore(await openStore(options), options.masterId);
   }
 
   /**
-   * What {@link TaskStore.open} recovered: the tasks of dead masters it requeued or failed
-   * before this store was handed out (the scheduler logs them when it starts).
+   * What {@link TaskStore.open} recovered: the tasks of dead masters it requeued or failed before this store was handed
+   * out (the scheduler logs them when it starts).
    */
   get recoveredOnOpen(): RecoveryResult {
     return this.#recoveredOnOpen;
@@ -88,20 +98,10 @@ export class TaskStore {
   }
 
   /**
-   * Queues a task. A task without dependencies dedupes against an active (queued or running)
-   * task of the same kind and target and returns it with `created: false`. Never gated by
-   * cooldown.
+   * Queues a task. A task without dependencies dedupes against an active (queued or running) task of the same kind and
+   * target and returns it with `created: false`. Never gated by cooldown.
    */
-  enqueue(
-    kind: TaskKind,
-    target: string,
-    options: {
-      readonly dependsOn?: readonly string[];
-      readonly source?: TaskSource;
-      /** Who asked, for a manual task: its `manual_run` timeline event names them. */
-      readonly by?: string;
-    } = {},
-  ): Promise<EnqueueResult> {
+  enqueue(kind: TaskKind, target: string, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     return this.#parts.lifecycle.enqueue(kind, target, options);
   }
 
@@ -121,44 +121,24 @@ export class TaskStore {
   }
 
   /**
-   * Claims the oldest runnable task of the given kinds, or returns undefined. Every kind takes
-   * the per-target lock, so at most one task per store runs at a time. A task whose dependency
-   * failed or vanished is failed here; one whose dependency is still active is skipped. Under
-   * contention the order loosens to FIFO within the oldest few (up to 32) candidates. With
-   * `holdParked`, an automatic task whose (kind, target) is parked is held instead (see
-   * {@link ClaimOptions}).
+   * Claims the oldest runnable task of the given kinds, or returns undefined. Every kind takes the per-target lock, so
+   * at most one task per store runs at a time. A task whose dependency failed or vanished is failed here; one whose
+   * dependency is still active is skipped. Under contention the order loosens to FIFO within the oldest few (up to 32)
+   * candidates. With `holdParked`, an automatic task of a parked pair is held instead ({@link ClaimOptions}).
    */
   claimNext(kinds: readonly TaskKind[], options?: ClaimOptions): Promise<Claim | undefined> {
     return this.#parts.claimer.claimNext(kinds, options);
   }
 
-  /**
-   * Puts back in their queues the held tasks of every pair whose park lapsed or is gone (a
-   * release puts its own back at once); returns their ids. One keys-only read of `P/held/` when
-   * nothing is held.
-   */
+  /** Queues again the held tasks of pairs whose park lapsed or is gone (a release does its own); returns their ids. */
   resumeHeld(): Promise<string[]> {
     return resumeLapsed(this.#parts.ctx);
   }
 
   /**
-   * The newest events of (kind, target)'s timeline, newest first, as stored (`timelineView`
-   * adds the lapses of windows); at most `limit` (default: the store's `timelineLimit`).
-   */
-  timeline(kind: TaskKind, target: string, limit?: number): Promise<TimelineEvent[]> {
-    return this.#parts.timeline.read(kind, target, limit);
-  }
-
-  /** Deletes timeline events older than the timeline TTL, fleet-wide; returns how many. */
-  pruneTimelines(): Promise<number> {
-    return this.#parts.timeline.prune();
-  }
-
-  /**
-   * Hands this store the changes a watch on `keys.queuePrefix()` reported, so that claims take
-   * their candidates from a mirror of each queue's head instead of reading a page of the queue
-   * per claim. Only used between {@link TaskStore.setQueueFeed}(true) and (false): without a
-   * live feed, every claim reads the queue.
+   * Hands this store the changes a watch on `keys.queuePrefix()` reported, so that claims take their candidates from a
+   * mirror of each queue's head instead of reading a page of the queue per claim. Only used between {@link
+   * TaskStore.setQueueFeed}(true) and (false): without a live feed, every claim reads the queue.
    */
   observeQueue(events: readonly WatchEvent[]): void {
     this.#parts.queue.apply(events);
@@ -166,46 +146,43 @@ export class TaskStore {
   }
 
   /**
-   * Says whether the queue watch feeding {@link TaskStore.observeQueue} is established (call
-   * once its `watch` resolved) or lost (call when it errors or closes). Either way what was
-   * mirrored is dropped, so a change missed in between cannot hide a queued task.
+   * Says whether the queue watch feeding {@link TaskStore.observeQueue} is established (once its `watch` resolved) or
+   * lost (it errored or closed). Either way the mirror is dropped, so a change missed meanwhile hides no queued task.
    */
   setQueueFeed(live: boolean): void {
     this.#parts.queue.setLive(live);
   }
 
   /**
-   * Records a claimed task's outcome in one transaction guarded by the claim. A lost claim
-   * throws {@link ClaimLostError} and records nothing, cooldown included. After the commit,
-   * best-effort: a success clears the target's cooldown (inside the same transaction), a
-   * failure is counted toward it, and history is pruned every few finishes.
+   * Records a claimed task's outcome, its cooldown bookkeeping and timeline events in one transaction guarded by the
+   * claim: a lost claim throws {@link ClaimLostError} and records nothing. History is pruned every few finishes.
    */
   finish(claim: Claim, outcome: TaskOutcome): Promise<FinishResult> {
     return this.#parts.lifecycle.finish(claim, outcome);
   }
 
   /**
-   * Requeues running tasks whose claim is gone (their master died or was cut off), keeping id
-   * and `enqueued_at` so they keep their FIFO position. A task orphaned more than `maxAttempts`
-   * times is failed instead (`infrastructure`), so a task that kills masters cannot loop forever.
+   * Requeues running tasks whose claim is gone (their master died or was cut off), keeping id and `enqueued_at` so they
+   * keep their FIFO position. A task orphaned more than `maxAttempts` times is failed instead (`infrastructure`), so a
+   * task that kills masters cannot loop forever.
    */
   recoverOrphaned(): Promise<RecoveryResult> {
     return recoverOrphaned(this.#parts);
   }
 
   /**
-   * Deletes terminal tasks beyond the newest `historyLimit` or older than the history TTL. Never
-   * touches active tasks or a terminal task that an active task depends on.
+   * Deletes terminal tasks beyond the newest `historyLimit` or older than the history TTL. Never touches active tasks
+   * or a terminal task that an active task depends on.
    */
   pruneHistory(): Promise<number> {
     return this.#parts.history.pruneHistory();
   }
 
   /**
-   * Counts a failure of (kind, target) toward its cooldown, for callers outside the scheduler
-   * (the scheduler's own failures are counted in their finish's transaction), by a CAS that
-   * re-decides on conflict. Idempotent per task id. Concurrent calls for one (kind, target) on
-   * this instance commit together, each with its own decision as if applied in call order.
+   * Counts a failure of (kind, target) toward its cooldown, for callers outside the scheduler (the scheduler's own
+   * failures are counted in their finish's transaction), by a CAS that re-decides on conflict. Idempotent per task id.
+   * Concurrent calls for one (kind, target) on this instance commit together, each with its own decision as if applied
+   * in call order.
    */
   recordFailure(
     kind: TaskKind,
@@ -218,8 +195,8 @@ export class TaskStore {
   }
 
   /**
-   * Deletes the cooldown record of (kind, target), with a `reset` event on its timeline naming
-   * `actor` in the same transaction; true if there was one.
+   * Deletes the cooldown record of (kind, target), with a `reset` event on its timeline naming `actor` in the same
+   * transaction; true if there was one.
    */
   clearCooldown(kind: TaskKind, target: string, actor?: Actor): Promise<boolean> {
     return this.#parts.cooldowns.clearCooldown(kind, target, actor);
@@ -236,42 +213,42 @@ export class TaskStore {
   }
 
   /**
-   * Cooldown records, ordered by kind then target: only active windows, or with `all` the
-   * below-threshold counters and lapsed windows too.
+   * Cooldown records, ordered by kind then target: only active windows, or with `all` the below-threshold counters and
+   * lapsed windows too.
    */
   listCooldowns(options: { readonly kind?: TaskKind; readonly all?: boolean } = {}): Promise<TaskCooldown[]> {
     return this.#parts.cooldowns.listCooldowns(options);
   }
 
   /**
-   * Whether an active window of (kind, target) gates the automatic work on it: one key read, none
-   * where this store's policy does not run the cooldown for `kind` (see `appliesTo`).
+   * Whether an active window of (kind, target) gates the automatic work on it: one key read, none where this store's
+   * policy does not run the cooldown for `kind` (see `appliesTo`).
    */
   isCoolingDown(kind: TaskKind, target: string, nowMs?: number): Promise<boolean> {
     return this.#parts.cooldowns.isCoolingDown(kind, target, nowMs);
   }
 
   /**
-   * Targets of `kind` with an active window, in one prefix read: what a sweep skips. None, and no
-   * read, where this store's policy does not run the cooldown for `kind` (see `appliesTo`).
+   * Targets of `kind` with an active window, in one prefix read: what a sweep skips. None, and no read, where this
+   * store's policy does not run the cooldown for `kind` (see `appliesTo`).
    */
   coolingTargets(kind: TaskKind, nowMs?: number): Promise<Set<string>> {
     return this.#parts.cooldowns.coolingTargets(kind, nowMs);
   }
 
   /**
-   * Parks (kind, target): the sweeps skip it until {@link TaskStore.unpark} (or until
-   * `untilMs`), manual tasks still run, and a success does not release it. Replaces an earlier
-   * park of the same pair. The reason and who parked it are sanitised and bounded to 512
-   * characters; an empty reason, or an `untilMs` not in the future, is a {@link ValidationError}.
+   * Parks (kind, target): the sweeps skip it until {@link TaskStore.unpark} (or until `untilMs`), manual tasks still
+   * run, and a success does not release it. Replaces an earlier park of the same pair. The reason and who parked it are
+   * sanitised and bounded to 512 characters; an empty reason, or an `untilMs` not in the future, is a {@link
+   * ValidationError}.
    */
   park(kind: TaskKind, target: string, options: ParkOptions): Promise<ParkRecord> {
     return this.#parts.parks.park(kind, target, options);
   }
 
   /**
-   * Releases the park of (kind, target), lapsed or not, with a `released` event naming `actor`
-   * and the tasks it held put back in their queues, in one transaction; true if there was one.
+   * Releases the park of (kind, target), lapsed or not, with a `released` event naming `actor` and the tasks it held
+   * put back in their queues, in one transaction; true if there was one.
    */
   unpark(kind: TaskKind, target: string, actor?: Actor): Promise<boolean> {
     return this.#parts.parks.unpark(kind, target, actor);
@@ -308,8 +285,8 @@ export class TaskStore {
   }
 
   /**
-   * Whether any stats row exists (one key read): a fleet's sweeps wait for its first stats scan
-   * rather than spend their slot on an empty table.
+   * Whether any stats row exists (one key read): a fleet's sweeps wait for its first stats scan rather than spend their
+   * slot on an empty table.
    */
   hasStats(): Promise<boolean> {
     return this.#parts.stats.hasStats();
@@ -321,34 +298,33 @@ export class TaskStore {
   }
 
   /**
-   * Targets with an active (queued or running) dependency-free task of `kind`, from one
-   * keys-only read of the dedupe keys: what a sweep would only dedupe against.
+   * Targets with an active (queued or running) dependency-free task of `kind`, from one keys-only read of the dedupe
+   * keys: what a sweep would only dedupe against.
    */
   activeTargets(kind: TaskKind): Promise<Set<string>> {
     return this.#parts.stats.activeTargets(kind);
   }
 
   /**
-   * Records the latest stats-scan result of each given worker, replacing its previous one,
-   * batched within etcd's per-transaction operation limit. Every record is validated before any
-   * is written; of two records of one endpoint, the later wins. Workers not given keep their
-   * previous record.
+   * Records the latest stats-scan result of each given worker, replacing its previous one, batched within etcd's
+   * per-transaction operation limit. Every record is validated before any is written; of two records of one endpoint,
+   * the later wins. Workers not given keep their previous record.
    */
   putWorkerScans(scans: readonly WorkerScan[]): Promise<void> {
     return this.#parts.workerScans.putWorkerScans(scans);
   }
 
   /**
-   * Every worker's latest recorded scan result, in key order, from one prefix read: whichever
-   * master ran the scan, every master reads the same. Includes workers no longer configured.
+   * Every worker's latest recorded scan result, in key order, from one prefix read: whichever master ran the scan,
+   * every master reads the same. Includes workers no longer configured.
    */
   listWorkerScans(): Promise<WorkerScan[]> {
     return this.#parts.workerScans.listWorkerScans();
   }
 
   /**
-   * Deletes the recorded scans of these workers (endpoints dropped from the fleet's
-   * configuration); returns how many existed.
+   * Deletes the recorded scans of these workers (endpoints dropped from the fleet's configuration); returns how many
+   * existed.
    */
   deleteWorkerScans(endpoints: readonly string[]): Promise<number> {
     return this.#parts.workerScans.deleteWorkerScans(endpoints);
@@ -360,9 +336,9 @@ export class TaskStore {
   }
 
   /**
-   * Claims this interval's run of a periodic job: true for exactly one caller per interval
-   * fleet-wide, however many masters call and however their timers drift. Intervals are
-   * aligned slots of `intervalMs` on the clock, recorded by a CAS on `P/sweeps/<name>`.
+   * Claims this interval's run of a periodic job: true for exactly one caller per interval fleet-wide, however many
+   * masters call and however their timers drift. Intervals are aligned slots of `intervalMs` on the clock, recorded by
+   * a CAS on `P/sweeps/<name>`.
    */
   runEvery(name: string, intervalMs: number): Promise<boolean> {
     return this.#parts.coordination.runEvery(name, intervalMs);

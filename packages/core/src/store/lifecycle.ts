@@ -48,6 +48,16 @@ export interface EnqueueResult {
   readonly created: boolean;
 }
 
+/** How {@link TaskStore.enqueue} queues a task. */
+export interface EnqueueOptions {
+  /** Ids of tasks that must be done first; a task with dependencies is never deduped. */
+  readonly dependsOn?: readonly string[];
+  /** Who asked for it (default `manual`). */
+  readonly source?: TaskSource;
+  /** Who asked, for a manual task: its `manual_run` timeline event names them. */
+  readonly by?: string;
+}
+
 /** How a task ended. */
 export type TaskOutcome =
   | { readonly ok: true; readonly detail: string }
@@ -101,11 +111,7 @@ export class TaskLifecycle {
     this.#newId = createIdGenerator(ctx.clock, ctx.random);
   }
 
-  async enqueue(
-    kind: TaskKind,
-    target: string,
-    options: { readonly dependsOn?: readonly string[]; readonly source?: TaskSource; readonly by?: string },
-  ): Promise<EnqueueResult> {
+  async enqueue(kind: TaskKind, target: string, options: EnqueueOptions): Promise<EnqueueResult> {
     const { kv, keys: k, clock } = this.#ctx;
     parseInput(TaskKindSchema, kind, 'kind');
     parseInput(TargetSchema, target, 'target');

@@ -28,6 +28,17 @@ export interface TimelineWrite {
   readonly events: TimelineEvent[];
 }
 
+/** What a {@link TaskStore} offers of the timelines: reading one pair's, and the fleet-wide prune. */
+export interface Timelines {
+  /**
+   * The newest events of (kind, target), newest first, as stored (`timelineView` adds the lapses
+   * of windows); at most `limit` (default: the store's `timelineLimit`).
+   */
+  read(kind: TaskKind, target: string, limit?: number): Promise<TimelineEvent[]>;
+  /** Deletes every event older than the timeline TTL, fleet-wide, from keys alone; returns how many. */
+  prune(): Promise<number>;
+}
+
 /**
  * Each (kind, target)'s timeline (docs/ARCHITECTURE.md §2.7): one key per event under
  * `P/timeline/<kind>/<hex>/`, named by a UUIDv7, so a pair's keys are its events in time order.
@@ -35,7 +46,7 @@ export interface TimelineWrite {
  * trim after the commit keeps the newest `limit` per pair, and a periodic prune deletes events
  * past the TTL fleet-wide, so a store that stopped failing leaves nothing behind.
  */
-export class TimelineStore {
+export class TimelineStore implements Timelines {
   readonly #ctx: StoreContext;
   readonly #limits: TimelineLimits;
   readonly #newId: () => string;

@@ -28,7 +28,7 @@ export function holdsContract(fx: StoreContractFixture): void {
       // Its dedupe key stays: the sweeps do not queue a second one meanwhile.
       expect((await s.enqueue('compact', 'x', { source: 'sweep' })).created).toBe(false);
       expect((await s.listTasks({ state: 'held' })).tasks.map((t) => t.id)).toEqual([auto.id]);
-      const timeline = await s.timeline('compact', 'x');
+      const timeline = await s.timelines.read('compact', 'x');
       expect(timeline.map((e) => e.type)).toEqual(['held', 'parked']);
       expect(timeline[0]).toMatchObject({ task_id: auto.id, by: 'ops@10.0.0.7', reason: 'disk swap' });
       const { task: manual } = await s.enqueue('merge_wal', 'x', { source: 'manual', by: 'ops' });
@@ -47,7 +47,7 @@ export function holdsContract(fx: StoreContractFixture): void {
       const claim = await s.claimNext(['compact'], HOLD);
       expect(claim?.task.id).toBe(auto.id);
       if (claim) await run(s.finish(claim, { ok: true, detail: 'ok' }));
-      expect((await s.timeline('compact', 'x')).map((e) => e.type)).toEqual(['manual_run', 'held', 'parked']);
+      expect((await s.timelines.read('compact', 'x')).map((e) => e.type)).toEqual(['manual_run', 'held', 'parked']);
       expect(await s.resumeHeld()).toEqual([]);
     });
 
@@ -79,7 +79,7 @@ export function holdsContract(fx: StoreContractFixture): void {
       const claim = await claimOrFail(s, ['compact']);
       expect(claim.task.id).toBe(a.id);
       await run(s.finish(claim, { ok: true, detail: 'ok' }));
-      expect((await s.timeline('compact', 'a')).map((e) => e.type)).toEqual(['released', 'held', 'parked']);
+      expect((await s.timelines.read('compact', 'a')).map((e) => e.type)).toEqual(['released', 'held', 'parked']);
     });
 
     it('puts held tasks back once their park lapses, not before', async () => {

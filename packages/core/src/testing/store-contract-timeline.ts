@@ -30,7 +30,7 @@ export function timelineContract(fx: StoreContractFixture): void {
       const second = await runOnce(s, 'store-17', false, 'still lost');
       await fx.h.clock.advance(1000);
       const third = await runOnce(s, 'store-17', true);
-      const events = await s.timeline('compact', 'store-17');
+      const events = await s.timelines.read('compact', 'store-17');
       expect(brief(events)).toEqual([
         'cleared|2|||',
         'window_opened|2|||',
@@ -49,7 +49,7 @@ export function timelineContract(fx: StoreContractFixture): void {
     it('records a failure that does not count, without a count', async () => {
       const s = await open({ cooldown: { afterFailures: 0 } });
       await runOnce(s, 'x', false, 'worker said no');
-      const events = await s.timeline('compact', 'x');
+      const events = await s.timelines.read('compact', 'x');
       expect(brief(events)).toEqual(['failure||||worker said no']);
       expect(await s.getCooldown('compact', 'x')).toBeUndefined();
     });
@@ -65,7 +65,7 @@ export function timelineContract(fx: StoreContractFixture): void {
       const { task } = await s.enqueue('compact', 'x', { source: 'manual', by: 'ops@10.0.0.8' });
       await fx.h.clock.advance(10);
       expect(await s.unpark('compact', 'x', { by: '127.0.0.1' })).toBe(true);
-      const events = await s.timeline('compact', 'x');
+      const events = await s.timelines.read('compact', 'x');
       expect(brief(events)).toEqual([
         'released||127.0.0.1||',
         'manual_run||ops@10.0.0.8||',
@@ -85,8 +85,8 @@ export function timelineContract(fx: StoreContractFixture): void {
       expect(await s.unpark('compact', 'nothing', { by: 'a' })).toBe(false);
       await s.enqueue('compact', 'y', { source: 'sweep' });
       expect((await s.enqueue('compact', 'y', { source: 'manual', by: 'a' })).created).toBe(false);
-      expect(await s.timeline('compact', 'nothing')).toEqual([]);
-      expect(await s.timeline('compact', 'y')).toEqual([]);
+      expect(await s.timelines.read('compact', 'nothing')).toEqual([]);
+      expect(await s.timelines.read('compact', 'y')).toEqual([]);
       const keys = await kv.range(s.keys.timelinePrefix(), { countOnly: true });
       expect(keys.count).toBe(0);
     });
@@ -100,7 +100,7 @@ export function timelineContract(fx: StoreContractFixture): void {
       await expect(s.finish(claim, { ok: false, error: 'boom', errorClass: 'target' })).rejects.toBeInstanceOf(
         ClaimLostError,
       );
-      expect(await s.timeline('compact', 'x')).toEqual([]);
+      expect(await s.timelines.read('compact', 'x')).toEqual([]);
       expect(await s.getCooldown('compact', 'x')).toBeUndefined();
     });
 
@@ -125,7 +125,7 @@ export function timelineContract(fx: StoreContractFixture): void {
       expect(await s.queueDepth('merge_wal')).toBe(0);
       await s.pruneHistory();
       expect((await s.listTasks({ limit: 200 })).total).toBeLessThanOrEqual(22);
-      expect(brief(await s.timeline('compact', 'store-17'))).toEqual([
+      expect(brief(await s.timelines.read('compact', 'store-17'))).toEqual([
         'failure|2|||lost fragment f-2',
         'failure|1|||lost fragment f-1',
       ]);
@@ -142,7 +142,7 @@ export function timelineContract(fx: StoreContractFixture): void {
         const all = await kv.range(s.keys.timelinePrefix('compact', 'x'), { countOnly: true });
         expect(all.count).toBe(3);
       });
-      expect(brief(await s.timeline('compact', 'x'))).toEqual([
+      expect(brief(await s.timelines.read('compact', 'x'))).toEqual([
         'failure||||error 6',
         'failure||||error 5',
         'failure||||error 4',
@@ -157,11 +157,11 @@ export function timelineContract(fx: StoreContractFixture): void {
       await s.unpark('compact', 'old', { by: 'a' });
       await fx.h.clock.advance(3_000_000);
       await s.park('compact', 'recent', { reason: 'r', by: 'a' });
-      expect(await s.pruneTimelines()).toBe(0);
+      expect(await s.timelines.prune()).toBe(0);
       await fx.h.clock.advance(700_000);
-      expect(await s.pruneTimelines()).toBe(2);
-      expect(await s.timeline('compact', 'old')).toEqual([]);
-      expect(brief(await s.timeline('compact', 'recent'))).toEqual(['parked||a|r|']);
+      expect(await s.timelines.prune()).toBe(2);
+      expect(await s.timelines.read('compact', 'old')).toEqual([]);
+      expect(brief(await s.timelines.read('compact', 'recent'))).toEqual(['parked||a|r|']);
       const left = await kv.range(s.keys.timelinePrefix('compact', 'old'), { countOnly: true });
       expect(left.count).toBe(0);
     });
@@ -174,7 +174,7 @@ export function timelineContract(fx: StoreContractFixture): void {
         s.keys.timeline('compact', 'x', id),
         JSON.stringify({ id, kind: 'compact', target: 'x', type: 'quarantined', at_ms: 5, zone: 'b' }),
       );
-      const [event] = await s.timeline('compact', 'x');
+      const [event] = await s.timelines.read('compact', 'x');
       expect(event).toMatchObject({ id, type: 'quarantined', at_ms: 5 });
     });
   });

@@ -19,7 +19,7 @@ export function timelinePruneJob(ctx: LoopContext): PeriodicJob {
     name: TIMELINE_PRUNE_JOB,
     intervalSecs: config.tasks.timelineTtlSecs > 0 ? TIMELINE_PRUNE_SECS : 0,
     run: async () => {
-      const pruned = await store.pruneTimelines();
+      const pruned = await store.timelines.prune();
       if (pruned > 0) logger.info({ pruned }, 'pruned timeline events past their TTL');
     },
   };
