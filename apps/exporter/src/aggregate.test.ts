@@ -14,6 +14,8 @@ import {
 } from '@maintd/core';
 import { describe, expect, it } from 'vitest';
 import { type Change, applyChange, createAggregate } from './aggregate.js';
+import { MAX_STATES } from './name-table.js';
+import { TASK_STATES } from './record-fields.js';
 import { type KindSummary, summarize } from './summary.js';
 
 const keys = keysFor('/maintd');
@@ -89,7 +91,7 @@ function world(seed = 1) {
   const kind = (k: TaskKind): KindSummary =>
     summarize(agg, clock.now()).kinds.find((s) => s.kind === k) ?? {
       kind: k,
-      tasks: { queued: 0, running: 0, done: 0, failed: 0 },
+      tasks: { queued: 0, running: 0, done: 0, failed: 0, held: 0 },
       queueOldestAgeSeconds: 0,
       cooldownsActive: 0,
       cooldownFailuresMax: 0,
@@ -117,12 +119,12 @@ describe('cluster aggregate', () => {
     const a = w.task('merge_wal');
     w.task('merge_wal');
     w.task('compact');
-    expect(w.kind('merge_wal').tasks).toEqual({ queued: 2, running: 0, done: 0, failed: 0 });
+    expect(w.kind('merge_wal').tasks).toEqual({ queued: 2, running: 0, done: 0, failed: 0, held: 0 });
     const running = w.move(a, 'running');
-    expect(w.kind('merge_wal').tasks).toEqual({ queued: 1, running: 1, done: 0, failed: 0 });
+    expect(w.kind('merge_wal').tasks).toEqual({ queued: 1, running: 1, done: 0, failed: 0, held: 0 });
     w.move(running, 'failed');
-    expect(w.kind('merge_wal').tasks).toEqual({ queued: 1, running: 0, done: 0, failed: 1 });
-    expect(w.kind('compact').tasks).toEqual({ queued: 1, running: 0, done: 0, failed: 0 });
+    expect(w.kind('merge_wal').tasks).toEqual({ queued: 1, running: 0, done: 0, failed: 1, held: 0 });
+    expect(w.kind('compact').tasks).toEqual({ queued: 1, running: 0, done: 0, failed: 0, held: 0 });
   });
 
   it('removes exactly the deleted task’s contribution when history pruning deletes it', () => {
@@ -131,7 +133,7 @@ describe('cluster aggregate', () => {
     w.move(w.task('compact'), 'done');
     w.del(keys.task(done.id));
     w.del(keys.task(done.id)); // a replayed delete of a key already gone changes nothing
-    expect(w.kind('compact').tasks).toEqual({ queued: 0, running: 0, done: 1, failed: 0 });
+    expect(w.kind('compact').tasks).toEqual({ queued: 0, running: 0, done: 1, failed: 0, held: 0 });
   });
 
   it('keys a task by its id, and still counts one whose key does not end in a UUID', () => {
@@ -141,7 +143,7 @@ describe('cluster aggregate', () => {
     expect(w.kind('merge_wal').tasks).toMatchObject({ queued: 1, done: 1 });
     w.del(`${keys.tasksPrefix}legacy-1`);
     w.del(keys.task(t.id));
-    expect(w.kind('merge_wal').tasks).toEqual({ queued: 0, running: 0, done: 0, failed: 0 });
+    expect(w.kind('merge_wal').tasks).toEqual({ queued: 0, running: 0, done: 0, failed: 0, held: 0 });
     expect(w.agg.tasks.size).toBe(0);
   });
 
@@ -256,7 +258,7 @@ describe('cluster aggregate', () => {
     expect(w.summary().invalidRecords).toBe(0);
     expect(w.kind('repair')).toEqual({
       kind: 'repair',
-      tasks: { queued: 1, running: 1, done: 0, failed: 0 },
+      tasks: { queued: 1, running: 1, done: 0, failed: 0, held: 0 },
       queueOldestAgeSeconds: 3,
       cooldownsActive: 1,
       cooldownFailuresMax: 4,
@@ -264,32 +266,64 @@ describe('cluster aggregate', () => {
       parked: 1,
     });
     w.move(running, 'done');
-    expect(w.kind('repair').tasks).toEqual({ queued: 1, running: 0, done: 1, failed: 0 });
+    expect(w.kind('repair').tasks).toEqual({ queued: 1, running: 0, done: 1, failed: 0, held: 0 });
   });
 
-  it('counts a task of a later release’s state under that state, not as invalid, and out of the queue while in it', async () => {
-    // What a later master writes once its gate is on (docs/ARCHITECTURE.md §2.8): a `held` task.
+  it('counts a task a park holds under held, out of the queue while held, and ignores its held and timeline keys', async () => {
+    // What a master writes once `held_tasks` is in use (docs/ARCHITECTURE.md §2.7): the record
+    // turns `held`, its queue key moves to P/held/, and the pair's timeline gains an event.
     const w = world();
-    const held = (t: TaskRecord): void => w.put(keys.task(t.id), JSON.stringify({ ...t, state: 'held' }));
-    const a = w.task('merge_wal');
+    const a = w.task('merge_wal', 'queued', { target: 'parked-1' });
     await w.clock.advance(5000);
     const b = w.task('merge_wal');
-    held(a);
-    held(w.task('repair', 'running'));
-    const s = w.summary();
-    expect(s.invalidRecords).toBe(0);
-    expect(s.states).toEqual(['queued', 'running', 'done', 'failed', 'held']);
+    w.park('merge_wal', 'parked-1');
+    w.put(
+      keys.task(a.id),
+      encodeTask({ ...a, state: 'held', held_at: w.clock.now(), held_reason: 'parked by ops: disk' }),
+    );
+    w.del(keys.queue('merge_wal', a.id));
+    w.put(keys.held('merge_wal', 'parked-1', a.id), '');
+    w.put(keys.timeline('merge_wal', 'parked-1', b.id), '{"type":"held","at":0}');
+    expect(w.summary()).toMatchObject({ invalidRecords: 0, states: ['queued', 'running', 'done', 'failed', 'held'] });
     expect(w.kind('merge_wal')).toMatchObject({
       tasks: { queued: 1, running: 0, done: 0, failed: 0, held: 1 },
       // The held task left the queue: the oldest queued one is the younger.
       queueOldestAgeSeconds: 0,
+      parked: 1,
     });
-    expect(w.kind('repair').tasks).toEqual({ queued: 0, running: 0, done: 0, failed: 0, held: 1 });
+    // Released: the same record, queued again with its id, so its age is its enqueue's.
+    w.del(keys.parked('merge_wal', 'parked-1'));
+    w.del(keys.held('merge_wal', 'parked-1', a.id));
     w.move(a, 'queued');
-    expect(w.kind('merge_wal')).toMatchObject({ tasks: { queued: 2, held: 0 }, queueOldestAgeSeconds: 5 });
+    expect(w.kind('merge_wal')).toMatchObject({ tasks: { queued: 2, held: 0 }, queueOldestAgeSeconds: 5, parked: 0 });
+    w.del(keys.timeline('merge_wal', 'parked-1', b.id));
+    expect(w.summary().invalidRecords).toBe(0);
+  });
+
+  it('counts a task of a later release’s state under that state, not as invalid, and out of the queue while in it', async () => {
+    // What a later master may write once a gate of its own is on (docs/ARCHITECTURE.md §2.8): a
+    // state this release does not know, `quarantined` say.
+    const w = world();
+    const later = (t: TaskRecord): void => w.put(keys.task(t.id), JSON.stringify({ ...t, state: 'quarantined' }));
+    const a = w.task('merge_wal');
+    await w.clock.advance(5000);
+    const b = w.task('merge_wal');
+    later(a);
+    later(w.task('repair', 'running'));
+    const s = w.summary();
+    expect(s.invalidRecords).toBe(0);
+    expect(s.states).toEqual(['queued', 'running', 'done', 'failed', 'held', 'quarantined']);
+    expect(w.kind('merge_wal')).toMatchObject({
+      tasks: { queued: 1, running: 0, done: 0, failed: 0, held: 0, quarantined: 1 },
+      // The task left the queue: the oldest queued one is the younger.
+      queueOldestAgeSeconds: 0,
+    });
+    expect(w.kind('repair').tasks).toEqual({ queued: 0, running: 0, done: 0, failed: 0, held: 0, quarantined: 1 });
+    w.move(a, 'queued');
+    expect(w.kind('merge_wal')).toMatchObject({ tasks: { queued: 2, quarantined: 0 }, queueOldestAgeSeconds: 5 });
     w.move(b, 'done');
     w.del(keys.task(a.id));
-    expect(w.kind('merge_wal').tasks).toEqual({ queued: 0, running: 0, done: 1, failed: 0, held: 0 });
+    expect(w.kind('merge_wal').tasks).toEqual({ queued: 0, running: 0, done: 1, failed: 0, held: 0, quarantined: 0 });
   });
 
   it('leaves out, as invalid, a task whose state is no state’s name or one beyond the states it tells apart', () => {
@@ -298,11 +332,14 @@ describe('cluster aggregate', () => {
     for (const state of ['Held', 'on-hold', 7]) {
       w.put(keys.task(t.id), JSON.stringify({ ...t, state }));
       expect(w.summary().invalidRecords).toBe(1);
-      expect(w.kind('merge_wal').tasks).toEqual({ queued: 0, running: 0, done: 0, failed: 0 });
+      expect(w.kind('merge_wal').tasks).toEqual({ queued: 0, running: 0, done: 0, failed: 0, held: 0 });
     }
-    for (let i = 0; i < 4; i++) w.put(keys.task(w.task('merge_wal').id), JSON.stringify({ ...t, state: `s${i}` }));
-    w.put(keys.task(t.id), JSON.stringify({ ...t, state: 'ninth' }));
-    expect(w.summary().states).toHaveLength(8);
+    // Today's states, then later ones up to the limit: one more is beyond it.
+    for (let i = TASK_STATES.length; i < MAX_STATES; i++) {
+      w.put(keys.task(w.task('merge_wal').id), JSON.stringify({ ...t, state: `s${i}` }));
+    }
+    w.put(keys.task(t.id), JSON.stringify({ ...t, state: 'one_too_many' }));
+    expect(w.summary().states).toHaveLength(MAX_STATES);
     expect(w.summary().invalidRecords).toBe(1);
   });
 
@@ -313,7 +350,7 @@ describe('cluster aggregate', () => {
     w.put(keys.master('m0'), JSON.stringify({ ...info, id: 'm0' })); // predates `kinds`: counted, names none
     expect(w.summary().masters).toBe(2);
     expect(w.summary().kinds.map((k) => k.kind)).toEqual(['compact', 'merge_wal']);
-    expect(w.kind('compact').tasks).toEqual({ queued: 0, running: 0, done: 0, failed: 0 });
+    expect(w.kind('compact').tasks).toEqual({ queued: 0, running: 0, done: 0, failed: 0, held: 0 });
     const t = w.task('repair');
     expect(w.summary().kinds.map((k) => k.kind)).toEqual(['compact', 'merge_wal', 'repair']);
     w.del(keys.master('m1'));
@@ -323,11 +360,14 @@ describe('cluster aggregate', () => {
     expect(w.summary().masters).toBe(1);
   });
 
-  it('ignores queue, claim, lock, dedupe and sweep keys, and keys of another prefix', () => {
+  it('ignores queue, held, claim, lock, dedupe, sweep and timeline keys, and keys of another prefix', () => {
     const w = world();
     const other = keysFor('/maintd2');
     const t = w.task('compact');
     w.put(keys.queue('compact', t.id), '');
+    w.put(keys.held('compact', 'store-1', t.id), '');
+    w.put(keys.timeline('compact', 'store-1', t.id), '{"type":"failure","at":0,"error":"HTTP 500"}');
+    w.put(keys.timeline('compact', 'store-2', t.id), 'not json');
     w.put(keys.claim(t.id), 'm1');
     w.put(keys.targetLock('store-1'), t.id);
     w.put(keys.dedupe('compact', 'store-1'), t.id);
@@ -393,7 +433,7 @@ describe('cluster aggregate', () => {
         emit('put', keys.task(t.id), encodeTask(t));
       } else if (r < 0.8) {
         const i = Math.floor(random.next() * tasks.length);
-        const t: TaskRecord = { ...tasks[i]!, state: pick(['queued', 'running', 'done', 'failed'] as const) };
+        const t: TaskRecord = { ...tasks[i]!, state: pick(TASK_STATES) };
         tasks[i] = t;
         emit('put', keys.task(t.id), encodeTask(t));
       } else if (r < 0.9) {

@@ -62,7 +62,7 @@ describe('exporter HTTP endpoints', () => {
     metrics.recordSync({ reason: 'start', durationMs: 1500, revision: 42, tasks: 0 });
     const text = await (await a.request('/metrics')).text();
     for (const kind of ['merge_wal', 'compact']) {
-      for (const state of ['queued', 'running', 'done', 'failed']) {
+      for (const state of ['queued', 'running', 'done', 'failed', 'held']) {
         expect(text).toContain(`master_cluster_tasks{kind="${kind}",state="${state}"} 0`);
       }
       expect(text).toContain(`master_cluster_queue_oldest_age_seconds{kind="${kind}"} 0`);
@@ -98,17 +98,19 @@ describe('exporter HTTP endpoints', () => {
   it('serves a later release’s task state as its own state series, and drops it once a sync no longer meets it', async () => {
     const { s, app: a } = app();
     const agg = registered(['merge_wal']);
-    const task = { id: '0190f0e2-0000-7000-8000-000000000001', kind: 'merge_wal', target: 'x', state: 'held' };
+    const task = { id: '0190f0e2-0000-7000-8000-000000000001', kind: 'merge_wal', target: 'x', state: 'quarantined' };
     applyChange(agg, { type: 'put', key: keysFor().task(task.id), value: JSON.stringify(task), modRevision: 2 });
     s.use(summarize(agg, 0));
-    const held = await (await a.request('/metrics')).text();
-    expect(held).toContain('master_cluster_tasks{kind="merge_wal",state="held"} 1');
-    expect(held).toContain('master_cluster_tasks{kind="merge_wal",state="queued"} 0');
-    expect(held).toContain('maintd_exporter_invalid_records 0');
+    const later = await (await a.request('/metrics')).text();
+    expect(later).toContain('master_cluster_tasks{kind="merge_wal",state="quarantined"} 1');
+    expect(later).toContain('master_cluster_tasks{kind="merge_wal",state="queued"} 0');
+    expect(later).toContain('master_cluster_tasks{kind="merge_wal",state="held"} 0');
+    expect(later).toContain('maintd_exporter_invalid_records 0');
     s.set(true, ['merge_wal']);
     const after = await (await a.request('/metrics')).text();
-    expect(after).not.toContain('state="held"');
+    expect(after).not.toContain('state="quarantined"');
     expect(after).toContain('master_cluster_tasks{kind="merge_wal",state="queued"} 0');
+    expect(after).toContain('master_cluster_tasks{kind="merge_wal",state="held"} 0');
   });
 
   it('serves a landing page linking the endpoints, escaping what it echoes', async () => {

@@ -21,8 +21,9 @@ import { KIND_PATTERN, TaskStateSchema } from '@maintd/core';
 export const MAX_KINDS = 256;
 
 /**
- * Most distinct task states one aggregate tells apart: today's four and up to four more of later
- * releases, each a `state` label value of `master_cluster_tasks`. A record of a state beyond it
+ * Most distinct task states one aggregate tells apart: today's five (`held` among them,
+ * docs/ARCHITECTURE.md §2.1) and up to three more of later releases, each a `state` label value
+ * of `master_cluster_tasks`. A record of a state beyond it
  * is left out as undecodable, as one of a kind beyond {@link MAX_KINDS} is.
  */
 export const MAX_STATES = 8;

@@ -82,12 +82,24 @@ describe('record fields', () => {
     expect(kinds.names).toEqual(['merge_wal', 'compact', 'index_id', 'repair']);
   });
 
+  it('reads a task a park holds under today’s held state, leaving the state table as it was', () => {
+    const states = createStateTable();
+    const held = encodeTask({
+      ...task,
+      state: 'held',
+      held_at: 1_700_000_000_500,
+      held_reason: 'parked by ops: moving it, "state":"queued" until then',
+    });
+    expect(readTask(held, false, table(), states)).toMatchObject({ kind: 1, state: TASK_STATES.indexOf('held') });
+    expect(states.names).toEqual([...TASK_STATES]);
+  });
+
   it('reads a task of a later release’s state under that state, which joins the state table after today’s', () => {
     const states = createStateTable();
-    const held = JSON.stringify({ ...task, state: 'held' });
-    expect(readTask(held, false, table(), states)).toMatchObject({ kind: 1, state: TASK_STATES.length });
-    expect(readTask(held, false, table(), states)).toMatchObject({ state: TASK_STATES.length });
-    expect(states.names).toEqual([...TASK_STATES, 'held']);
+    const later = JSON.stringify({ ...task, state: 'quarantined' });
+    expect(readTask(later, false, table(), states)).toMatchObject({ kind: 1, state: TASK_STATES.length });
+    expect(readTask(later, false, table(), states)).toMatchObject({ state: TASK_STATES.length });
+    expect(states.names).toEqual([...TASK_STATES, 'quarantined']);
   });
 
   it('reads the kinds a master registration names, none from one that predates them or is unreadable', () => {

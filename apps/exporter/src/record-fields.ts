@@ -36,7 +36,7 @@ export interface CooldownFields {
 /**
  * The kind, state and (with `withEnqueuedAt`) enqueued_at of a task record; undefined if
  * undecodable. A well-formed kind not yet in `kinds`, or state not yet in `states`, is added to
- * it: a later master's kind or state (a `held` task, say) is data, not damage.
+ * it: a later master's kind or state (a `quarantined` task, say) is data, not damage.
  */
 export function readTask(
   json: string,

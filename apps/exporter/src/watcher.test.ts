@@ -218,6 +218,48 @@ describe('ClusterWatcher against a real etcd', () => {
     });
   });
 
+  it('counts the tasks a park holds under held, from the sync and the watch, and queued again once released, none of them invalid', async () => {
+    const prefix = `/test/${randomUUID()}`;
+    const clock = new FakeClock();
+    const kv = newKv();
+    const store = await openStore(kv, prefix, clock);
+    // Held as a master holds them once `held_tasks` is in use (docs/ARCHITECTURE.md §2.7): the
+    // claim moves the record to `held` and its queue key to P/held/, with a timeline event.
+    const hold = async (target: string): Promise<void> => {
+      await store.park('merge_wal', target, { reason: 'disk being replaced', by: 'ops' });
+      await store.enqueue('merge_wal', target, { source: 'sweep' }); // a manual task is never held
+      expect(await store.claimNext(['merge_wal'], { holdParked: true })).toBeUndefined();
+    };
+    await hold('p1');
+    const { w } = newWatcher(newKv(), prefix, clock);
+    await eventually(() => expect(w.up).toBe(true));
+    const metrics = createExporterMetrics(w, { defaultMetrics: false });
+    expect(w.summary()?.kinds).toMatchObject([{ kind: 'merge_wal', tasks: { queued: 0, held: 1 }, parked: 1 }]);
+    expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
+
+    await clock.advance(3000);
+    await hold('p2');
+    await store.enqueue('merge_wal', 'q');
+    await caughtUp(w, kv, prefix);
+    expect(w.summary()).toMatchObject({ invalidRecords: 0, states: ['queued', 'running', 'done', 'failed', 'held'] });
+    expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
+    expect(w.summary()?.kinds).toMatchObject([{ kind: 'merge_wal', tasks: { queued: 1, held: 2 }, parked: 2 }]);
+    const text = await metrics.render();
+    expect(text).toContain('master_cluster_tasks{kind="merge_wal",state="held"} 2');
+    expect(text).toContain('master_cluster_tasks{kind="merge_wal",state="queued"} 1');
+    expect(text).toContain('maintd_exporter_invalid_records 0');
+
+    // Released, each pair's held task is queued again, with its id and so its age.
+    await store.unpark('merge_wal', 'p1', { by: 'ops' });
+    await store.unpark('merge_wal', 'p2', { by: 'ops' });
+    await caughtUp(w, kv, prefix);
+    expect(w.summary()).toEqual(await expectedSummary(store, clock.now()));
+    expect(w.summary()?.kinds).toMatchObject([
+      { kind: 'merge_wal', tasks: { queued: 3, held: 0 }, parked: 0, queueOldestAgeSeconds: 3 },
+    ]);
+    expect(w.summary()?.invalidRecords).toBe(0);
+  });
+
   it('counts a task a later master left in a state this exporter does not know under that state, from the sync and the watch, none of them invalid', async () => {
     const prefix = `/test/${randomUUID()}`;
     const clock = new FakeClock();
@@ -225,25 +267,28 @@ describe('ClusterWatcher against a real etcd', () => {
     const store = await openStore(kv, prefix, clock);
     const keys = keysFor(prefix);
     const early = await store.enqueue('merge_wal', 'a');
-    // Written as a later master writes it once its gate is on (docs/ARCHITECTURE.md §2.8).
-    const hold = async (t: TaskRecord): Promise<void> => {
-      await kv.put(keys.task(t.id), JSON.stringify({ ...t, state: 'held', held_by: 'ops' }));
+    // Written as a later master might once a gate of its own is on (docs/ARCHITECTURE.md §2.8).
+    const later = async (t: TaskRecord): Promise<void> => {
+      await kv.put(keys.task(t.id), JSON.stringify({ ...t, state: 'quarantined', quarantined_by: 'ops' }));
     };
-    await hold(early.task);
+    await later(early.task);
     const { w } = newWatcher(newKv(), prefix, clock);
     await eventually(() => expect(w.up).toBe(true));
     const metrics = createExporterMetrics(w, { defaultMetrics: false });
-    expect(w.summary()?.kinds).toMatchObject([{ kind: 'merge_wal', tasks: { queued: 0, held: 1 } }]);
+    expect(w.summary()?.kinds).toMatchObject([{ kind: 'merge_wal', tasks: { queued: 0, held: 0, quarantined: 1 } }]);
 
     await clock.advance(3000);
     const late = await store.enqueue('merge_wal', 'b');
     await store.enqueue('merge_wal', 'c');
-    await hold(late.task);
+    await later(late.task);
     await caughtUp(w, kv, prefix);
-    expect(w.summary()).toMatchObject({ invalidRecords: 0, states: ['queued', 'running', 'done', 'failed', 'held'] });
-    expect(w.summary()?.kinds).toMatchObject([{ kind: 'merge_wal', tasks: { queued: 1, held: 2 } }]);
+    expect(w.summary()).toMatchObject({
+      invalidRecords: 0,
+      states: ['queued', 'running', 'done', 'failed', 'held', 'quarantined'],
+    });
+    expect(w.summary()?.kinds).toMatchObject([{ kind: 'merge_wal', tasks: { queued: 1, quarantined: 2 } }]);
     const text = await metrics.render();
-    expect(text).toContain('master_cluster_tasks{kind="merge_wal",state="held"} 2');
+    expect(text).toContain('master_cluster_tasks{kind="merge_wal",state="quarantined"} 2');
     expect(text).toContain('master_cluster_tasks{kind="merge_wal",state="queued"} 1');
     expect(text).toContain('maintd_exporter_invalid_records 0');
   });

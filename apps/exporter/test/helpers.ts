@@ -28,7 +28,8 @@ export async function expectedSummary(store: TaskStore, nowMs: number): Promise<
     const unparkedCooling = cooling.filter((c) => !parked.some((p) => p.target === c.target));
     return {
       kind,
-      tasks: { queued: count('queued'), running: count('running'), done: count('done'), failed: count('failed') },
+      // Every state of this release, `held` among them, each counted even when none is in it.
+      tasks: Object.fromEntries(TaskStateSchema.options.map((s) => [s, count(s)])) as KindSummary['tasks'],
       queueOldestAgeSeconds: queuedAt.length ? (nowMs - Math.min(...queuedAt)) / 1000 : 0,
       cooldownsActive: cooling.length,
       cooldownFailuresMax: Math.max(0, ...cds.map((c) => c.failures)),
