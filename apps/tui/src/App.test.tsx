@@ -264,9 +264,10 @@ describe('keys', () => {
     expect(m.frame()).toContain('sort: backlog');
   });
 
-  it('Enter opens the detail pane with the full last error and the target’s task history; Esc goes back', async () => {
+  it('Enter opens the detail pane with the full last error, and from a master without timelines the target’s task history; Esc goes back', async () => {
     const history = [task(7, { target: 'broken-store', state: 'failed', error: 'HTTP 500: Not found' })];
-    const m = mount({ api: fakeApi({ history }), size: { columns: 100, rows: 30 } });
+    const api = fakeApi({ history, detail: { status: 'unsupported' } });
+    const m = mount({ api, size: { columns: 100, rows: 30 } });
     await m.press('3', KEY.enter);
     const f = m.frame();
     expect(f).toContain('Cooldown merge_wal broken-store');
@@ -278,9 +279,13 @@ describe('keys', () => {
     expect(f.replace(/[\s│]+/g, ' ')).toContain(
       'http://w1:8080: HTTP 500: Not found: /srv/stores/broken-store/data/4b1d2c9e.lance (merged 0 generations across 0/2 workers)',
     );
+    expect(f).toContain('timeline needs a newer master');
     expect(f).toContain('History of this target');
     expect(f).toMatch(/failed\s+merge_wal .* HTTP 500: Not found/);
-    expect(m.api.calls).toEqual([{ op: 'history', target: 'broken-store' }]);
+    expect(m.api.calls).toEqual([
+      { op: 'detail', kind: 'merge_wal', target: 'broken-store' },
+      { op: 'history', target: 'broken-store' },
+    ]);
     await m.press(KEY.escape);
     expect(m.frame()).toContain('CAUSE');
   });

@@ -1,15 +1,17 @@
 import { type Clock, systemClock } from '@maintd/core';
 import { Box, Text, useApp, useInput } from 'ink';
-import { type ReactNode, useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import { type ActionApi, detailTarget, execute, resolveAction, rowExists } from './actions.js';
+import { type ReactNode, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { type ActionApi, detailTarget, execute, preview, resolveAction, rowExists } from './actions.js';
 import { Confirm, ReasonPrompt } from './components/Confirm.js';
 import { Detail, type History } from './components/Detail.js';
+import type { TimelineState } from './components/Timeline.js';
 import { Header, Help, StatusBar, Tabs } from './components/Chrome.js';
 import { MARK_WIDTH, Table } from './components/Table.js';
 import type { FleetSource } from './data/source.js';
 import { MIN_SIZE, type Size, useNow, useTerminalSize } from './hooks.js';
 import { useRedrawGate } from './redraw-gate.js';
 import { type Activity, MAX_ACTIVITY, appendActivity } from './state/fleet.js';
+import { previewed } from './state/bulk.js';
 import { ListViews } from './state/lists.js';
 import {
   type Effect,
@@ -89,6 +91,7 @@ export function App(props: AppProps): ReactNode {
   const dataRef = useRef(data);
   dataRef.current = data;
   const [history, setHistory] = useState<History | undefined>();
+  const [timeline, setTimeline] = useState<TimelineState | undefined>();
   const [actions, setActions] = useState<readonly Activity[]>([]);
   const { exit } = useApp();
 
@@ -113,6 +116,10 @@ export function App(props: AppProps): ReactNode {
 
   useLayoutEffect(() => drawn(snapshot, ui, now, overview));
 
+  // The Tasks view's search is the master's too (`q=`): older matches than the newest page.
+  const taskSearch = ui.lists.tasks.filter.trim();
+  useEffect(() => source.search?.('tasks', taskSearch), [source, taskSearch]);
+
   const log = useCallback((entries: readonly Activity[]) => {
     setActions((a) => appendActivity(a, entries).slice(-MAX_ACTIVITY));
   }, []);
@@ -125,12 +132,42 @@ export function App(props: AppProps): ReactNode {
       } else if (effect.type === 'load-detail') {
         const target = detailTarget(effect.view, effect.key, dataRef.current);
         if (target === undefined) return;
-        setHistory({ target, tasks: undefined, error: undefined });
-        props.api.history(target).then(
-          (tasks) => setHistory((h) => (h?.target === target ? { target, tasks, error: undefined } : h)),
-          (err: unknown) =>
-            setHistory((h) => (h?.target === target ? { target, tasks: undefined, error: (err as Error).message } : h)),
+        const loadHistory = (): void => {
+          setHistory({ target, tasks: undefined, error: undefined });
+          props.api.history(target).then(
+            (tasks) => setHistory((h) => (h?.target === target ? { target, tasks, error: undefined } : h)),
+            (err: unknown) =>
+              setHistory((h) =>
+                h?.target === target ? { target, tasks: undefined, error: (err as Error).message } : h,
+              ),
+          );
+        };
+        if (effect.view !== 'cooldowns') return loadHistory();
+        // A cooldown's pane: its timeline in one request; the task history only from a master
+        // that predates the route.
+        const { key } = effect;
+        const kind = key.slice(0, key.indexOf('/'));
+        const loaded = (next: TimelineState): void => setTimeline((t) => (t?.key === key ? next : t));
+        setTimeline({ key, status: 'loading', events: [] });
+        props.api.cooldownDetail(kind, target).then(
+          (answer) => {
+            if (answer.status === 'unsupported') loadHistory();
+            loaded({ key, status: answer.status, events: answer.status === 'ok' ? answer.detail.timeline : [] });
+          },
+          (err: unknown) => loaded({ key, status: 'error', events: [], error: (err as Error).message }),
         );
+      } else if (effect.type === 'preview') {
+        const pending = effect.action;
+        void preview(props.api, pending).then((answer) => {
+          if ('text' in answer) {
+            setUi((s) => ({ ...s, notice: answer }));
+            log([{ at: clock.now(), text: answer.text, tone: answer.tone }]);
+          } else {
+            // The latest state, not the render's: keys pressed meanwhile count.
+            uiRef.current = previewed(uiRef.current, pending, answer);
+            setUi(uiRef.current);
+          }
+        });
       } else {
         void execute(props.api, effect.action).then((notice) => {
           setUi((s) => ({ ...s, notice }));
@@ -196,6 +233,7 @@ export function App(props: AppProps): ReactNode {
         itemKey={ui.detail.key}
         data={data}
         history={history}
+        timeline={timeline}
         now={now}
         width={size.columns}
         height={contentHeight}

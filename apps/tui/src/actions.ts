@@ -1,4 +1,5 @@
-import type { Task, TaskKind } from './api/types.js';
+import { type CooldownFilter, type DetailAnswer, needsNewerMaster } from './api/client.js';
+import type { BulkResult, Task, TaskKind } from './api/types.js';
 import type { FleetData } from './state/fleet.js';
 import { type PendingAction, describeAction } from './state/ui.js';
 import type { ActionItem, ActionKind, ListSpec } from './views/list-spec.js';
@@ -13,6 +14,12 @@ export interface ActionApi {
   /** Releases a park; false when there was none. */
   release(kind: TaskKind, target: string): Promise<boolean>;
   history(target: string): Promise<Task[]>;
+  /** One (kind, store) with its timeline, in one request. */
+  cooldownDetail(kind: TaskKind, target: string): Promise<DetailAnswer>;
+  /** Parks every entry the filter matches (`dryRun`: counts them, changes nothing). */
+  bulkPark(filter: CooldownFilter, reason: string, dryRun: boolean): Promise<BulkResult>;
+  /** Resets the count of every entry the filter matches, parks aside (`dryRun`: counts them). */
+  bulkReset(filter: CooldownFilter, dryRun: boolean): Promise<BulkResult>;
 }
 
 /** Parallel requests of one bulk action. */
@@ -53,6 +60,59 @@ export function detailTarget(view: ListViewId, key: string, data: FleetData): st
   return data.cooldowns?.get(key)?.target ?? key.slice(key.indexOf('/') + 1);
 }
 
+/** A notice of the status line. */
+type Outcome = { text: string; tone: 'ok' | 'bad' | 'info' };
+
+/** The filter a bulk action sends: the view's search, over every state, as the view shows them. */
+function bulkFilter(q: string): CooldownFilter {
+  return { q, state: 'any' };
+}
+
+/** Why a bulk request failed, in the status line: a master too old for it says so. */
+function bulkError(err: unknown): Outcome {
+  const message = (err as Error).message;
+  if (needsNewerMaster(err)) {
+    return { text: `bulk actions need a newer master (it answered ${message}); nothing changed`, tone: 'bad' };
+  }
+  return { text: `bulk action failed: ${message}`, tone: 'bad' };
+}
+
+/** A bulk action's dry run: how many entries the master matches, and the first of them; or why not. */
+export async function preview(
+  api: ActionApi,
+  pending: PendingAction,
+): Promise<{ count: number; entries: BulkResult['entries'] } | Outcome> {
+  const { bulk } = pending;
+  if (!bulk) return { text: 'not a bulk action', tone: 'bad' };
+  try {
+    const r =
+      pending.action === 'park'
+        ? await api.bulkPark(bulkFilter(bulk.q), pending.reason ?? '', true)
+        : await api.bulkReset(bulkFilter(bulk.q), true);
+    return { count: r.count, entries: r.entries };
+  } catch (err) {
+    return bulkError(err);
+  }
+}
+
+/** Performs a confirmed bulk action with the filter its dry run counted; the notice gives the count done. */
+async function executeBulk(api: ActionApi, pending: PendingAction): Promise<Outcome> {
+  const bulk = pending.bulk!;
+  try {
+    const r =
+      pending.action === 'park'
+        ? await api.bulkPark(bulkFilter(bulk.q), pending.reason ?? '', false)
+        : await api.bulkReset(bulkFilter(bulk.q), false);
+    const verb = pending.action === 'park' ? 'parked' : 'reset';
+    // The master matches again when it acts: what changed since the dry run shows here.
+    const of =
+      bulk.count !== undefined && r.count !== bulk.count ? ` (${r.count} matched now, ${bulk.count} before)` : '';
+    return { text: `${verb} ${r.done} matching '${bulk.q}'${of}`, tone: 'ok' };
+  } catch (err) {
+    return bulkError(err);
+  }
+}
+
 /** How one item of an action went. */
 interface ItemResult {
   readonly ok: boolean;
@@ -64,10 +124,8 @@ interface ItemResult {
  * Performs a confirmed action, a few requests at a time; the notice says how it went. Errors
  * from the master are reported in the notice, never thrown.
  */
-export async function execute(
-  api: ActionApi,
-  pending: PendingAction,
-): Promise<{ text: string; tone: 'ok' | 'bad' | 'info' }> {
+export async function execute(api: ActionApi, pending: PendingAction): Promise<Outcome> {
+  if (pending.bulk) return executeBulk(api, pending);
   const { items, action } = pending;
   const results: ItemResult[] = [];
   const queue = [...items];

@@ -64,7 +64,7 @@ describe('parseCli', () => {
     expect(text).toContain('GET /api/v1/scheduler/policy');
     expect(text).toContain('p park (with a reason), u release');
     // Every action key of the key map (state/ui.ts), so --readonly says all it disables.
-    expect(text).toContain('Disable actions (r, c, p, u).');
+    expect(text).toContain('Disable actions (r, c, p, u, P, C).');
     // The keys name no kind: which kinds there are, the masters say.
     expect(text).toContain('r run now (Stores: pick the kind)');
     expect(text).not.toMatch(/merge_wal|compact \(/);

@@ -46,7 +46,7 @@ export const USAGE = formatHelp({
             'Prefer the variable: flags show in ps.',
           ],
         },
-        { term: '--readonly', description: 'Disable actions (r, c, p, u).' },
+        { term: '--readonly', description: 'Disable actions (r, c, p, u, P, C).' },
         {
           term: '--refresh=<duration>',
           tags: ['default: 2s'],
@@ -69,9 +69,10 @@ export const USAGE = formatHelp({
     {
       title: 'Keys',
       lines: [
-        '1-5/Tab views, j/k move, / filter, s sort, Enter detail, Space mark,',
-        'r run now (Stores: pick the kind), c reset cooldown, p park (with a reason),',
-        'u release, ? help, q quit. NO_COLOR disables colour.',
+        '1-5/Tab views, j/k move, / search, s sort, Enter detail (a cooldown: its timeline),',
+        'Space mark, r run now (Stores: pick the kind), c reset cooldown, p park (with a',
+        'reason), u release, P/C park/reset every match of the search (Cooldowns),',
+        '? help, q quit. NO_COLOR disables colour.',
       ],
     },
   ],

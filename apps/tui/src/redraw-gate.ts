@@ -45,7 +45,8 @@ function listSignature(
 
 /** What the detail pane shows of the data. */
 function detailSignature(view: ListViewId, key: string, data: FleetData): unknown[] {
-  if (view === 'cooldowns') return [data.cooldowns?.get(key), data.policy];
+  // The stream's timeline events (of any pair: the pane picks its own) keep its timeline live.
+  if (view === 'cooldowns') return [data.cooldowns?.get(key), data.policy, data.timeline];
   if (view === 'tasks') {
     const t = data.tasks?.get(key);
     return [t, t ? data.cooldowns?.get(cooldownKey(t.kind, t.target)) : undefined];

@@ -17,7 +17,11 @@ export function hintsFor(ui: UiState): string {
         : '';
   if (ui.overlay === 'detail') return ['Esc back', actions, '? help', 'q quit'].filter(Boolean).join(' · ');
   if (!isList(ui.view)) return '1-5/Tab views · ? help · q quit';
-  return ['j/k move', '/ filter', 's sort', 'Enter detail', 'Space mark', actions, '? help', 'q quit']
+  // With a search in Cooldowns, its bulk actions come first: they are what the search is for.
+  const bulk =
+    ui.view === 'cooldowns' && !ui.readonly && ui.lists.cooldowns.filter.trim() ? 'P/C park/reset all matches' : '';
+  const search = ui.view === 'cooldowns' || ui.view === 'tasks' ? '/ search' : '/ filter';
+  return [bulk, 'j/k move', search, 's sort', 'Enter detail', 'Space mark', actions, '? help', 'q quit']
     .filter(Boolean)
     .join(' · ');
 }

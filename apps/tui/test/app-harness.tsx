@@ -5,8 +5,9 @@
 import { stripVTControlCharacters } from 'node:util';
 import { render } from 'ink-testing-library';
 import { type ActionApi } from '../src/actions.js';
+import type { DetailAnswer } from '../src/api/client.js';
 import { App, type AppProps } from '../src/App.js';
-import type { Cooldown, Store, Task, TaskKind, Worker } from '../src/api/types.js';
+import type { BulkResult, Cooldown, Store, Task, TaskKind, Worker } from '../src/api/types.js';
 import { type FleetSource, StaticFleetSource } from '../src/data/source.js';
 import type { Size } from '../src/hooks.js';
 import { EMPTY_FLEET, type FleetData, cooldownMap } from '../src/state/fleet.js';
@@ -35,14 +36,29 @@ export const KEY = {
 
 /** Calls the fake API received. */
 export interface ApiCall {
-  readonly op: 'enqueue' | 'reset' | 'park' | 'release' | 'history';
+  readonly op: 'enqueue' | 'reset' | 'park' | 'release' | 'history' | 'detail' | 'bulk-park' | 'bulk-reset';
   readonly kind?: TaskKind;
+  /** The store; for a bulk action, its search. */
   readonly target: string;
   readonly reason?: string;
+  readonly dryRun?: boolean;
+}
+
+/** Options of {@link fakeApi}. */
+export interface FakeApiOptions {
+  /** Makes every call reject with this message. */
+  readonly fail?: string;
+  readonly history?: Task[];
+  /** What the detail route answers (default: nothing there). */
+  readonly detail?: DetailAnswer;
+  /** What a bulk action answers: its count and first matches (`done` is the count, 0 on a dry run). */
+  readonly bulk?: Pick<BulkResult, 'count' | 'entries'>;
+  /** Makes the bulk calls reject with this error. */
+  readonly bulkError?: Error;
 }
 
 /** A fake {@link ActionApi} that records calls; `fail` makes every call reject. */
-export function fakeApi(options: { fail?: string; history?: Task[] } = {}): ActionApi & { calls: ApiCall[] } {
+export function fakeApi(options: FakeApiOptions = {}): ActionApi & { calls: ApiCall[] } {
   const calls: ApiCall[] = [];
   const maybeFail = (): void => {
     if (options.fail) throw new Error(options.fail);
@@ -74,7 +90,20 @@ export function fakeApi(options: { fail?: string; history?: Task[] } = {}): Acti
       maybeFail();
       return Promise.resolve(options.history ?? []);
     },
+    cooldownDetail: (kind, target) => {
+      calls.push({ op: 'detail', kind, target });
+      maybeFail();
+      return Promise.resolve(options.detail ?? { status: 'none' });
+    },
+    bulkPark: (filter, reason, dryRun) => bulk({ op: 'bulk-park', target: filter.q ?? '', reason, dryRun }),
+    bulkReset: (filter, dryRun) => bulk({ op: 'bulk-reset', target: filter.q ?? '', dryRun }),
   };
+  function bulk(call: ApiCall): Promise<BulkResult> {
+    calls.push(call);
+    if (options.bulkError) return Promise.reject(options.bulkError);
+    const { count, entries } = options.bulk ?? { count: 0, entries: [] };
+    return Promise.resolve({ dry_run: call.dryRun ?? false, count, done: call.dryRun ? 0 : count, entries });
+  }
 }
 
 /** A task record. */

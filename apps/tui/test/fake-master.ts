@@ -7,7 +7,7 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { cooldownState } from '@maintd/core';
 import type { MaintdEvent } from '../src/api/events.js';
-import type { Cooldown, Master, Policy, Store, Task, Worker } from '../src/api/types.js';
+import type { Cooldown, Master, Policy, Store, Task, TimelineEvent, Worker } from '../src/api/types.js';
 import { cooldownKey } from '../src/state/fleet.js';
 
 /** The fake's state; tests mutate it directly. */
@@ -26,6 +26,13 @@ export interface FakeState {
   hang: boolean;
   /** Requests received, as `METHOD /path?query`. */
   requests: string[];
+  /** Timelines by cooldown key, newest first (`GET /scheduler/cooldowns/{kind}/{target}`). */
+  timelines: Map<string, TimelineEvent[]>;
+  /**
+   * Answer as a 0.1.0 master: no detail route, no bulk park, `q` ignored on reads and refused
+   * (400) on mutations.
+   */
+  legacy: boolean;
 }
 
 /** A running fake master. */
@@ -131,6 +138,8 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
     delayMs: 0,
     hang: false,
     requests: [],
+    timelines: new Map(),
+    legacy: false,
     ...initial,
   };
   const streams = new Set<ServerResponse>();
@@ -194,12 +203,15 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
     }
     if (req.method === 'GET' && path === '/api/v1/tasks') {
       const limit = Number(q.get('limit') ?? 50);
+      // `q`: a case-insensitive substring of the store name or the error (a 0.1.0 master ignores it).
+      const search = state.legacy ? '' : (q.get('q') ?? '').toLowerCase();
       const match = state.tasks
         .filter(
           (t) =>
             (!q.get('state') || t.state === q.get('state')) &&
             (!q.get('kind') || t.kind === q.get('kind')) &&
-            (!q.get('target') || t.target === q.get('target')),
+            (!q.get('target') || t.target === q.get('target')) &&
+            (!search || [t.target, t.error ?? ''].some((x) => x.toLowerCase().includes(search))),
         )
         .sort((a, b) => (a.id < b.id ? 1 : -1));
       return json(res, 200, { tasks: match.slice(0, limit), total: match.length, next_cursor: null });
@@ -219,6 +231,46 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
       return json(res, 202, task);
     }
     const one = /^\/api\/v1\/scheduler\/cooldowns\/([^/]+)\/([^/]+)$/.exec(path);
+    if (req.method === 'GET' && one && !state.legacy) {
+      const key = cooldownKey(one[1]!, decodeURIComponent(one[2]!));
+      const entry = state.cooldowns.get(key) ?? null;
+      const timeline = state.timelines.get(key) ?? [];
+      if (!entry && timeline.length === 0) return json(res, 404, { error: `nothing known of ${key}` });
+      const [kind, target] = [one[1]!, decodeURIComponent(one[2]!)];
+      return json(res, 200, { kind, target, entry, policy: state.policy, applies: true, timeline });
+    }
+    if ((req.method === 'PUT' || req.method === 'DELETE') && path === '/api/v1/scheduler/cooldowns') {
+      // A 0.1.0 master has no bulk park, and its bulk reset refuses what it does not know.
+      if (state.legacy && req.method === 'PUT') return json(res, 404, { error: `no route for PUT ${path}` });
+      for (const name of q.keys()) {
+        if (state.legacy ? name !== 'kind' : !['kind', 'state', 'q', 'dry_run'].includes(name))
+          return json(res, 400, { error: `unknown query parameter '${name}'` });
+      }
+      const search = (q.get('q') ?? '').toLowerCase();
+      const matches = [...state.cooldowns.values()].filter(
+        (c) =>
+          (!q.get('kind') || c.kind === q.get('kind')) &&
+          [c.target, c.last_error].some((x) => x.toLowerCase().includes(search)),
+      );
+      const dryRun = q.get('dry_run') === 'true';
+      if (!dryRun) {
+        for (const c of matches) {
+          const key = cooldownKey(c.kind, c.target);
+          if (req.method === 'DELETE') state.cooldowns.delete(key);
+          else {
+            const { reason } = JSON.parse(body) as { reason: string };
+            state.cooldowns.set(key, {
+              ...c,
+              parked: park(reason, { parked_at_ms: Date.now() }),
+              state: 'parked',
+              gating: true,
+            });
+          }
+        }
+      }
+      const n = matches.length;
+      return json(res, 200, { dry_run: dryRun, count: n, done: dryRun ? 0 : n, entries: matches.slice(0, 100) });
+    }
     if (req.method === 'DELETE' && one) {
       const key = cooldownKey(one[1]!, decodeURIComponent(one[2]!));
       if (!state.cooldowns.delete(key)) return json(res, 404, { error: 'no cooldown' });

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeMaster, cooldown, startFakeMaster } from '../../test/fake-master.js';
-import { ApiError, ConnectionError, MaintdClient, nextLink } from './client.js';
+import { ApiError, ConnectionError, MaintdClient, needsNewerMaster, nextLink } from './client.js';
 
 let fake: FakeMaster | undefined;
 afterEach(async () => {
@@ -59,6 +59,71 @@ describe('MaintdClient', () => {
     expect(await client.release('merge_wal', 'broken/1')).toBe(true);
     expect(await client.release('merge_wal', 'broken/1')).toBe(false);
     await expect(client.park('merge_wal', 'x', '')).rejects.toThrow(/HTTP 400: reason/);
+  });
+
+  it('reads one pair’s detail with its timeline; 404 is "none" from a master with the route, "unsupported" from one without', async () => {
+    fake = await startFakeMaster();
+    const c = cooldown('a');
+    fake.state.cooldowns.set('merge_wal/a', c);
+    const event = {
+      id: '01a23766-0000-7000-8000-000000000001',
+      kind: 'merge_wal',
+      target: 'a',
+      type: 'reset',
+      at_ms: 1_700_000_000_000,
+      at: '2023-11-14T22:13:20.000Z',
+      by: 'ops\u001b[31m@10.0.0.7',
+    };
+    fake.state.timelines.set('merge_wal/a', [event]);
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    const answer = await client.cooldownDetail('merge_wal', 'a');
+    expect(answer.status).toBe('ok');
+    expect(answer.status === 'ok' && answer.detail.timeline.map((e) => e.by)).toEqual(['ops@10.0.0.7']);
+    expect(await client.cooldownDetail('merge_wal', 'nothing')).toEqual({ status: 'none' });
+    fake.state.legacy = true;
+    expect(await client.cooldownDetail('merge_wal', 'a')).toEqual({ status: 'unsupported' });
+  });
+
+  it('sends a bulk action’s filter and dry run as they are; a master that predates them refuses, changing nothing', async () => {
+    fake = await startFakeMaster();
+    fake.state.cooldowns.set('merge_wal/a', cooldown('a', { last_error: 'lost fragment x' }));
+    fake.state.cooldowns.set('merge_wal/b', cooldown('b', { last_error: 'timeout' }));
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    const dry = await client.bulkPark({ q: 'Lost Fragment', state: 'any' }, 'restore', true);
+    expect([dry.dry_run, dry.count, dry.done, dry.entries.map((e) => e.target)]).toEqual([true, 1, 0, ['a']]);
+    expect(fake.state.cooldowns.get('merge_wal/a')?.parked).toBeUndefined();
+    const done = await client.bulkReset({ q: 'Lost Fragment', state: 'any' }, false);
+    expect([done.count, done.done]).toEqual([1, 1]);
+    expect(fake.state.requests.filter((r) => !r.startsWith('GET'))).toEqual([
+      'PUT /api/v1/scheduler/cooldowns?state=any&q=Lost+Fragment&dry_run=true',
+      'DELETE /api/v1/scheduler/cooldowns?state=any&q=Lost+Fragment&dry_run=false',
+    ]);
+    fake.state.legacy = true;
+    const refused = await client.bulkReset({ q: 'timeout' }, true).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).message).toBe("HTTP 400: unknown query parameter 'q'");
+    expect(needsNewerMaster(refused)).toBe(true);
+    expect(needsNewerMaster(await client.bulkPark({ q: 'timeout' }, 'r', true).catch((e: unknown) => e))).toBe(true);
+    expect(fake.state.cooldowns.has('merge_wal/b')).toBe(true);
+  });
+
+  it('searches tasks with q=', async () => {
+    fake = await startFakeMaster();
+    const t = (n: number, target: string, error?: string) => ({
+      id: `01a23766-0000-7000-8000-00000000000${n}`,
+      kind: 'merge_wal',
+      target,
+      state: error ? ('failed' as const) : ('done' as const),
+      source: 'sweep' as const,
+      enqueued_at: 1,
+      attempt: 1,
+      ...(error ? { error } : {}),
+    });
+    fake.state.tasks.push(t(1, 'orders-eu'), t(2, 'events', 'Disk FULL'), t(3, 'other'));
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    const page = await client.searchTasks('disk full', 50);
+    expect(page.tasks.map((x) => x.target)).toEqual(['events']);
+    expect(fake.state.requests.at(-1)).toBe('GET /api/v1/tasks?limit=50&q=disk%20full');
   });
 
   it('reads the next page from a Link header, whatever else it holds', () => {

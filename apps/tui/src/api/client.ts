@@ -1,7 +1,20 @@
 import createClient from 'openapi-fetch';
 import { sanitizeDeep, sanitizeText } from '../sanitize.js';
 import type { paths } from './schema.js';
-import type { Cooldown, Master, Policy, Store, Task, TaskKind, TaskPage, TaskQuery, Worker } from './types.js';
+import type {
+  BulkResult,
+  Cooldown,
+  CooldownDetail,
+  CooldownStateFilter,
+  Master,
+  Policy,
+  Store,
+  Task,
+  TaskKind,
+  TaskPage,
+  TaskQuery,
+  Worker,
+} from './types.js';
 
 /** A request the master answered with an error status. */
 export class ApiError extends Error {
@@ -12,6 +25,35 @@ export class ApiError extends Error {
     this.status = status;
   }
 }
+
+/**
+ * Whether an error says the master predates what was asked (a route it does not have, or a query
+ * parameter a mutation of its release refuses), rather than that the request failed.
+ */
+export function needsNewerMaster(err: unknown): boolean {
+  if (!(err instanceof ApiError)) return false;
+  return (
+    (err.status === 404 && err.message.includes('no route for')) ||
+    (err.status === 400 && err.message.includes('unknown query parameter'))
+  );
+}
+
+/** The filter of the cooldown list that a bulk action runs over (docs/ARCHITECTURE.md §3.4). */
+export interface CooldownFilter {
+  /** Case-insensitive substring of the store name or the error text. */
+  readonly q?: string | undefined;
+  readonly kind?: TaskKind | undefined;
+  /** Absent on a bulk action: every state. */
+  readonly state?: CooldownStateFilter | undefined;
+}
+
+/** What the detail route answered about one (kind, store). */
+export type DetailAnswer =
+  | { readonly status: 'ok'; readonly detail: CooldownDetail }
+  /** The pair has no record, no park and no timeline. */
+  | { readonly status: 'none' }
+  /** The master predates the route (0.1.0 answers 404 for every pair). */
+  | { readonly status: 'unsupported' };
 
 /** A request that got no answer: refused, reset, DNS, or no response within the timeout. */
 export class ConnectionError extends Error {
@@ -138,6 +180,16 @@ export class MaintdClient {
     return this.#call((s) => this.#api.GET('/api/v1/tasks', { params: { query }, signal: s }), signal);
   }
 
+  /**
+   * The newest tasks whose store name or error text holds `q` (case-insensitive). A master that
+   * predates `q` ignores it (reads ignore unknown parameters) and answers the newest of all:
+   * the caller filters what comes back with the same predicate.
+   */
+  async searchTasks(q: string, limit: number, signal?: AbortSignal): Promise<TaskPage> {
+    const query: TaskQuery = { limit, q };
+    return this.tasks(query, signal);
+  }
+
   /** The master's Prometheus text (for the fleet-guard overflow counter). */
   async metrics(signal?: AbortSignal): Promise<string> {
     const res = await this.#raw('/metrics', { headers: this.#headers() }, signal);
@@ -190,6 +242,38 @@ export class MaintdClient {
     return this.resetCooldown(kind, target);
   }
 
+  /**
+   * One (kind, store) in one request: its entry, the policy, and its timeline, newest first
+   * (docs/ARCHITECTURE.md §3.4).
+   */
+  async cooldownDetail(kind: TaskKind, target: string, signal?: AbortSignal): Promise<DetailAnswer> {
+    const path = `/api/v1/scheduler/cooldowns/${encodeURIComponent(kind)}/${encodeURIComponent(target)}`;
+    try {
+      const res = await this.#send('GET', path, undefined, signal);
+      return { status: 'ok', detail: await this.#json<CooldownDetail>(res, path) };
+    } catch (err) {
+      if (needsNewerMaster(err)) return { status: 'unsupported' };
+      if (err instanceof ApiError && err.status === 404) return { status: 'none' };
+      throw err;
+    }
+  }
+
+  /**
+   * Parks every entry the filter matches with one reason (`dry_run`: only counts them). The
+   * filter goes to the master as it is: it decides what matches, and a master that predates the
+   * filter refuses it (400) rather than park more than asked.
+   */
+  async bulkPark(filter: CooldownFilter, reason: string, dryRun: boolean): Promise<BulkResult> {
+    const path = `/api/v1/scheduler/cooldowns?${bulkQuery(filter, dryRun)}`;
+    return this.#json<BulkResult>(await this.#send('PUT', path, { reason }), path);
+  }
+
+  /** Resets the failure count of every entry the filter matches (parks stay); `dry_run`: only counts them. */
+  async bulkReset(filter: CooldownFilter, dryRun: boolean): Promise<BulkResult> {
+    const path = `/api/v1/scheduler/cooldowns?${bulkQuery(filter, dryRun)}`;
+    return this.#json<BulkResult>(await this.#send('DELETE', path), path);
+  }
+
   /** The newest tasks of one store (the detail pane's history). */
   async history(target: string, limit = 20): Promise<Task[]> {
     const page = await this.tasks({ target, limit });
@@ -207,6 +291,30 @@ export class MaintdClient {
     }
     if (!res.ok) throw new ApiError(res.status, `HTTP ${res.status} from ${path}`);
     return res;
+  }
+
+  /**
+   * A request outside the typed client (routes and parameters a master may predate), its error
+   * answer turned into an {@link ApiError} with the master's own message.
+   */
+  async #send(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = { ...this.#headers() };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await this.#fetch(`${this.url}${path}`, {
+        method,
+        headers,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: this.#signal(signal),
+      });
+    } catch (err) {
+      throw connectionError(err, this.#timeoutMs);
+    }
+    if (res.ok) return res;
+    const answer = (await res.json().catch(() => undefined)) as { error?: unknown } | undefined;
+    const message = typeof answer?.error === 'string' ? answer.error : res.statusText || 'request failed';
+    throw new ApiError(res.status, `HTTP ${res.status}: ${sanitizeText(message)}`);
   }
 
   /** A JSON body, sanitised, or an {@link ApiError} when it is not JSON. */
@@ -245,6 +353,16 @@ export class MaintdClient {
     }
     return sanitizeDeep(data as NonNullable<R['data']>);
   }
+}
+
+/** The query of a bulk action: its filter and whether it is a dry run. */
+function bulkQuery(filter: CooldownFilter, dryRun: boolean): string {
+  const q = new URLSearchParams();
+  if (filter.kind) q.set('kind', filter.kind);
+  if (filter.state) q.set('state', filter.state);
+  if (filter.q) q.set('q', filter.q);
+  q.set('dry_run', String(dryRun));
+  return q.toString();
 }
 
 /** A fetch failure as one short, readable message ("connection refused", "timed out after 5s"). */

@@ -43,6 +43,31 @@ describe('parseMaintdEvent', () => {
     });
   });
 
+  it('accepts a timeline event, of a type a later release may add, its text sanitised', () => {
+    const event = {
+      id: '01a23766-0000-7000-8000-000000000001',
+      kind: 'merge_wal',
+      target: 'a',
+      type: 'quarantined',
+      at_ms: 1_700_000_000_000,
+      at: '2023-11-14T22:13:20.000Z',
+      reason: 'bad\u001b[2J disk',
+    };
+    expect(parseMaintdEvent(JSON.stringify({ type: 'timeline', revision: 8, event }))).toEqual({
+      type: 'timeline',
+      revision: 8,
+      event: { ...event, reason: 'bad disk' },
+    });
+    expect(parseMaintdEvent(JSON.stringify({ type: 'timeline', revision: 9, event: { id: 'x' } }))).toBeUndefined();
+  });
+
+  it('accepts a cooldown without gating, as a master that predates it sends it', () => {
+    const { gating: _gating, ...c } = cooldown('a');
+    expect(
+      parseMaintdEvent(JSON.stringify({ type: 'cooldown', revision: 3, kind: 'merge_wal', target: 'a', cooldown: c })),
+    ).toEqual({ type: 'cooldown', revision: 3, kind: 'merge_wal', target: 'a', cooldown: c });
+  });
+
   it('accepts every kind the master knows, index_id included', () => {
     const c = cooldown('a', { kind: 'index_id' });
     expect(

@@ -47,6 +47,24 @@ const CooldownShape = z.looseObject({
   last_failure_ms: z.number().optional(),
   last_task_id: z.string().optional(),
   parked: ParkShape.optional(),
+  // Absent from a master that predates it: unknown, not false.
+  gating: z.boolean().optional(),
+});
+// A timeline event's `type` is data: one of a later release is shown as it comes.
+const TimelineShape = z.looseObject({
+  id: z.string(),
+  kind: Kind,
+  target: z.string(),
+  type: OpenEnum,
+  at_ms: z.number(),
+  task_id: z.string().optional(),
+  error: z.string().optional(),
+  error_class: OpenEnum.optional(),
+  failures: z.number().optional(),
+  window_ms: z.number().optional(),
+  until_ms: z.number().nullable().optional(),
+  by: z.string().optional(),
+  reason: z.string().optional(),
 });
 const EventShape = z.discriminatedUnion('type', [
   z.object({ type: z.literal('task'), revision: z.number(), task: TaskShape }),
@@ -58,9 +76,10 @@ const EventShape = z.discriminatedUnion('type', [
     target: z.string(),
     cooldown: CooldownShape.nullable(),
   }),
+  z.object({ type: z.literal('timeline'), revision: z.number(), event: TimelineShape }),
 ]);
 
-/** Parses the data of a `task`, `task_deleted` or `cooldown` event; undefined when malformed. */
+/** Parses the data of a `task`, `task_deleted`, `cooldown` or `timeline` event; undefined when malformed. */
 export function parseMaintdEvent(data: string): MaintdEvent | undefined {
   let json: unknown;
   try {

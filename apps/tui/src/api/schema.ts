@@ -13,7 +13,7 @@ export interface paths {
     };
     /**
      * List tasks, newest first
-     * @description One page of tasks matching the filters, newest first; follow `next_cursor` (or the `Link` header) for the next page. Paged: while more items follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288); it is absent on the last page. Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
+     * @description One page of tasks matching the filters (`state`, `kind`, `target`, and `q`, a search of the store name and the error), newest first; follow `next_cursor` (or the `Link` header) for the next page. Paged: while more items follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288); it is absent on the last page. Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
      */
     get: operations['listTasks'];
     put?: never;
@@ -57,14 +57,18 @@ export interface paths {
     };
     /**
      * List cooldowns and parks
-     * @description The (kind, store) pairs the sweeps skip: open cooldown windows and operator parks in force, each with its `state` and `until`, the window's end as ISO 8601 text (derived when served, not stored). Without `limit`, the whole list as one array, by kind then store (`all=true` adds the counters below the threshold and the lapsed windows). With `limit`, one page as an array, filtered by `kind` and `state` and ordered by `sort`; the `X-Total-Count` header counts every matching entry, and while more entries follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288; absent on the last page). Pages are served from this master's watch-maintained index of cooldowns and parks. Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
+     * @description The (kind, store) pairs the sweeps skip: open cooldown windows and operator parks in force, each with its `state` and `until`, the window's end as ISO 8601 text (derived when served, not stored). Without `limit`, the whole list as one array, by kind then store (`all=true` adds the counters below the threshold and the lapsed windows). With `limit`, one page as an array, filtered by `kind` and `state` and ordered by `sort`; either way `q` keeps only the entries whose store name or last error contains it; the `X-Total-Count` header counts every matching entry, and while more entries follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288; absent on the last page). Pages are served from this master's watch-maintained index of cooldowns and parks. Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
      */
     get: operations['listCooldowns'];
-    put?: never;
+    /**
+     * Park every entry matching a filter
+     * @description Bulk park: parks every (kind, store) of the cooldown list matching `kind`, `state` and `q` (an absent `state` is every state) with one reason and optional `until`, as one park each would: each store's timeline records its park and who parked it. With `dry_run=true` nothing changes and the answer says how many would be parked. Answers the count matched, the count parked and the first 100 matches (by `until`, as the paged list orders them) as they were before. A master older than this route refuses it (400 naming the unknown parameter, or 404), so nothing is parked by mistake.
+     */
+    put: operations['parkTargets'];
     post?: never;
     /**
-     * Reset every cooldown (of one kind, or all)
-     * @description Operator bulk reset: deletes every cooldown record (of `kind`, when given) and returns how many. Parks stay: each is an operator decision with its own reason, released one by one (`DELETE /api/v1/scheduler/cooldowns/{kind}/{target}`).
+     * Reset every cooldown matching a filter
+     * @description Operator bulk reset: deletes the cooldown record of every entry of the cooldown list matching `kind`, `state` and `q` (an absent `state` is every state, so `?kind=x` alone resets every record of that kind, below the threshold and lapsed included), each with a `reset` event naming who on its store's timeline. An entry without a failure record (a park alone) has nothing to reset and does not match. Parks stay: each is an operator decision with its own reason, released one by one (`DELETE /api/v1/scheduler/cooldowns/{kind}/{target}`). With `dry_run=true` nothing changes. Answers the count matched, the count reset (also as `deleted`) and the first 100 matches as they were before. A master older than the filter refuses `state`, `q` and `dry_run` (400 naming them), so nothing is reset by mistake.
      */
     delete: operations['resetCooldowns'];
     options?: never;
@@ -79,7 +83,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * One store’s cooldown, policy and timeline
+     * @description Everything about this kind on this store in one answer: its entry as the list serves it (or null), the cooldown policy of the master that answers and whether it applies to this kind, and the store's timeline, newest first — every failure with its error, each window opened and lapsed, the success that cleared a count, each reset, park, release and manual run with who and why. 404 when there is no failure record, no park (lapsed or not) and no event. Read from the store (etcd) at each request.
+     */
+    get: operations['getCooldown'];
     /**
      * Park a store with a reason
      * @description Parks this kind on this store: the sweeps skip it until it is released (`DELETE`) or until `until`; manual tasks still run, and their success does not release the park (it still clears the failure count). The park keeps who parked it (`token@<client address>` when the bearer token authenticated the request, else the client address), when and why. Parking again replaces the reason, the time and `until`. Answers the merged cooldown entry (state `parked`), and a `cooldown` event follows on the event stream.
@@ -204,8 +212,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Stream task, cooldown and park changes
-     * @description Server-sent events from this master's etcd watch of tasks, cooldowns and parks. The stream opens with a `hello` event, then sends one `task`, `task_deleted` or `cooldown` event per change (`id:` is the etcd revision) and a `: keepalive` comment after 15 seconds without one. A client more than 1000 events behind gets an `overflow` event and the stream ends: reconnect and re-read the lists. Events carry no history: read the lists after `hello` to start from a consistent view.
+     * Stream task, cooldown, park and timeline changes
+     * @description Server-sent events from this master's etcd watch of tasks, cooldowns and parks. The stream opens with a `hello` event, then sends one `task`, `task_deleted` or `cooldown` event per change, and one `timeline` event per event added to a store's timeline, (`id:` is the etcd revision) and a `: keepalive` comment after 15 seconds without one. A client more than 1000 events behind gets an `overflow` event and the stream ends: reconnect and re-read the lists. Events carry no history: read the lists after `hello` to start from a consistent view.
      */
     get: operations['streamEvents'];
     put?: never;
@@ -428,20 +436,19 @@ export interface components {
        */
       until: string | null;
     };
-    /** @description A park: why, and optionally until when */
-    ParkRequest: {
-      /** @description Why the store is parked (1–512 characters), kept with the park */
-      reason: string;
-      /**
-       * Format: date-time
-       * @description When the park lapses by itself, an ISO 8601 time in the future; absent: until released
-       */
-      until?: string;
-    };
-    /** @description The outcome of an operator reset */
-    Deleted: {
-      /** @description How many records were deleted (a count): cooldown records, plus the park for a single reset (so 1 or 2 there) */
-      deleted: number;
+    /** @description One kind on one store: its cooldown entry, the policy that applies, and its timeline — why it is cooling, since when, and who touched it */
+    CooldownDetail: {
+      /** @description The kind */
+      kind: string;
+      /** @description The store */
+      target: string;
+      /** @description The entry as the cooldown list serves it (record, park in force, `state`, `gating`); null when it has neither a failure record nor a park in force */
+      entry: components['schemas']['Cooldown'] | null;
+      policy: components['schemas']['CooldownPolicy'];
+      /** @description Whether this master's policy runs the cooldown for this kind (on, and the kind listed) */
+      applies: boolean;
+      /** @description Recent events, newest first (at most `TASK_TIMELINE_LIMIT` stored per pair, plus the derived `window_lapsed` events) */
+      timeline: components['schemas']['TimelineEvent'][];
     };
     /** @description The failure-cooldown policy of the master that answers. Every master reads its own settings: masters started with different settings apply different policies (each failure is counted by the master that ran the task, each sweep by the master that ran it). Ask each master to compare; `master_id` says which one answered. */
     CooldownPolicy: {
@@ -461,6 +468,90 @@ export interface components {
       count_infrastructure_failures: boolean;
       /** @description Id of the master that answered: the policy is each master’s own setting */
       master_id: string;
+    };
+    /** @description One thing that happened to one kind on one store: its `type`, when, and the details that apply to it. A client shows a `type` it does not know as it is */
+    TimelineEvent: {
+      /**
+       * Format: uuid
+       * @description Event id: a UUIDv7 minted when it committed, so key order is time order
+       */
+      id: string;
+      /** @description The kind this happened to */
+      kind: string;
+      /** @description The store this happened to */
+      target: string;
+      /** @description What happened: `failure` (a task failed: `task_id`, `error`, `error_class`, and `failures` when it counted), `window_opened` (`failures`, `window_ms`, `until_ms`), `window_lapsed` (derived when read: the window of the event before it ended at `at_ms`), `cleared` (a success cleared `failures` counted failures: `task_id`), `reset` (an operator reset the count: `by`, `failures`), `parked` (`by`, `reason`, `until_ms`), `released` (`by`), `manual_run` (an operator enqueued `task_id`: `by`), `held` (a park held automatic task `task_id` back: `by`, `reason`). Other values come from a newer release: show them as they are */
+      type: string;
+      /** @description When it happened, in milliseconds since the Unix epoch */
+      at_ms: number;
+      /** @description The task it concerns, if any */
+      task_id?: string;
+      /** @description A failure’s error, the cause first: at most 512 characters, control characters stripped */
+      error?: string;
+      /**
+       * @description A failure’s class: `target` or `infrastructure`
+       * @enum {string}
+       */
+      error_class?: 'target' | 'infrastructure';
+      /** @description The consecutive-failure count after a counted failure, at a window, or that a success or reset cleared */
+      failures?: number;
+      /** @description Length of the window opened, in milliseconds */
+      window_ms?: number;
+      /** @description End of the window opened, or of the park (null: until released), in ms since the Unix epoch */
+      until_ms?: number | null;
+      /** @description Who did it (operator actions): `token@<client address>` or the client address */
+      by?: string;
+      /** @description Why (a park, a hold): the operator’s words */
+      reason?: string;
+      /**
+       * Format: date-time
+       * @description `at_ms` as an ISO 8601 UTC timestamp
+       */
+      at: string;
+      /**
+       * Format: date-time
+       * @description `until_ms` as an ISO 8601 UTC timestamp; null where `until_ms` is null, absent where it is
+       */
+      until?: string | null;
+    };
+    /** @description A park: why, and optionally until when */
+    ParkRequest: {
+      /** @description Why the store is parked (1–512 characters), kept with the park */
+      reason: string;
+      /**
+       * Format: date-time
+       * @description When the park lapses by itself, an ISO 8601 time in the future; absent: until released
+       */
+      until?: string;
+    };
+    /** @description The outcome of an operator reset */
+    Deleted: {
+      /** @description How many records were deleted (a count): cooldown records, plus the park for a single reset (so 1 or 2 there) */
+      deleted: number;
+    };
+    /** @description The outcome (or, on a dry run, the preview) of a bulk action */
+    BulkResult: {
+      /** @description True when nothing was changed (`dry_run=true`) */
+      dry_run: boolean;
+      /** @description How many entries matched the filter (a count) */
+      count: number;
+      /** @description How many were parked or reset (a count); 0 on a dry run */
+      done: number;
+      /** @description The first matches (at most 100) in the list's order, as they were before the action */
+      entries: components['schemas']['Cooldown'][];
+    };
+    /** @description The outcome (or, on a dry run, the preview) of a bulk reset */
+    BulkReset: {
+      /** @description How many cooldown records were deleted (a count): the same as `done`, kept for clients of the bulk reset before its filter */
+      deleted: number;
+      /** @description True when nothing was changed (`dry_run=true`) */
+      dry_run: boolean;
+      /** @description How many entries matched the filter (a count) */
+      count: number;
+      /** @description How many were parked or reset (a count); 0 on a dry run */
+      done: number;
+      /** @description The first matches (at most 100) in the list's order, as they were before the action */
+      entries: components['schemas']['Cooldown'][];
     };
     /** @description One page of stores */
     StorePage: {
@@ -607,6 +698,16 @@ export interface components {
            */
           event: 'overflow';
           data: components['schemas']['OverflowEvent'];
+        }
+      | {
+          /**
+           * @description The SSE `event:` field
+           * @enum {string}
+           */
+          event: 'timeline';
+          /** @description The SSE `id:` field: the etcd revision of the change, in decimal */
+          id: string;
+          data: components['schemas']['TimelineStreamEvent'];
         };
     /** @description The stream is open: every change from now on is sent */
     HelloEvent: {
@@ -657,6 +758,17 @@ export interface components {
       /** @description Why the stream ends */
       error: string;
     };
+    /** @description A new event on one kind's timeline on one store (a failure, a window opened, a clearing success, a reset, park, release, manual run or hold), as the cooldown detail serves it. Derived `window_lapsed` events are not sent: nothing commits when a window lapses */
+    TimelineStreamEvent: {
+      /**
+       * @description An event was added to a store's timeline
+       * @enum {string}
+       */
+      type: 'timeline';
+      /** @description The etcd revision of the change (also the SSE `id`); it only grows */
+      revision: number;
+      event: components['schemas']['TimelineEvent'];
+    };
     /** @description The process is alive */
     Health: {
       /**
@@ -704,6 +816,8 @@ export interface operations {
         kind?: string;
         /** @description Only tasks of this store */
         target?: string;
+        /** @description Only tasks whose store name or `error` contains this text, ignoring case (1–200 characters); `total` and the pages count only those. A master older than this parameter ignores it: check the master's version before relying on it */
+        q?: string;
         /** @description Page size (items): 1–200, default 50 */
         limit?: number;
         /** @description `next_cursor` of the previous page: only tasks older than this id */
@@ -890,6 +1004,8 @@ export interface operations {
         state?: 'cooling' | 'parked' | 'below' | 'lapsed' | 'any';
         /** @description Order of the page: `until` (the window’s end, soonest first; entries without one last), `failures` (most first) or `last_failure` (latest first; entries without a failure last). Ties by kind, then store name */
         sort?: 'until' | 'failures' | 'last_failure';
+        /** @description Only entries whose store name or `last_error` contains this text, ignoring case (1–200 characters). A master older than this parameter ignores it on a read: check the master's version before relying on it */
+        q?: string;
       };
       header?: never;
       path?: never;
@@ -930,25 +1046,36 @@ export interface operations {
       };
     };
   };
-  resetCooldowns: {
+  parkTargets: {
     parameters: {
       query?: {
-        /** @description Only cooldowns of this kind */
+        /** @description Only entries of this kind */
         kind?: string;
+        /** @description Only entries in this state; `any`: every state. Absent: `cooling` and `parked` (what the sweeps skip) on the list, every state on a bulk action */
+        state?: 'cooling' | 'parked' | 'below' | 'lapsed' | 'any';
+        /** @description Only entries whose store name or `last_error` contains this text, ignoring case (1–200 characters). A master older than this parameter ignores it on a read: check the master's version before relying on it */
+        q?: string;
+        /** @description `true` or `1`: change nothing; answer how many entries match and the first of them. Default false */
+        dry_run?: '0' | '1' | 'true' | 'false';
       };
       header?: never;
       path?: never;
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description Why, and optionally until when: the same for every match */
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ParkRequest'];
+      };
+    };
     responses: {
-      /** @description How many were reset */
+      /** @description Parked (or, on a dry run, what would be) */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Deleted'];
+          'application/json': components['schemas']['BulkResult'];
         };
       };
       /** @description Invalid request; the message names the field, or the unknown query parameter or body field */
@@ -980,6 +1107,135 @@ export interface operations {
       };
       /** @description Body over 16 KiB */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  resetCooldowns: {
+    parameters: {
+      query?: {
+        /** @description Only entries of this kind */
+        kind?: string;
+        /** @description Only entries in this state; `any`: every state. Absent: `cooling` and `parked` (what the sweeps skip) on the list, every state on a bulk action */
+        state?: 'cooling' | 'parked' | 'below' | 'lapsed' | 'any';
+        /** @description Only entries whose store name or `last_error` contains this text, ignoring case (1–200 characters). A master older than this parameter ignores it on a read: check the master's version before relying on it */
+        q?: string;
+        /** @description `true` or `1`: change nothing; answer how many entries match and the first of them. Default false */
+        dry_run?: '0' | '1' | 'true' | 'false';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description How many matched and were reset */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BulkReset'];
+        };
+      };
+      /** @description Invalid request; the message names the field, or the unknown query parameter or body field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body over 16 KiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getCooldown: {
+    parameters: {
+      query?: {
+        /** @description Most stored timeline events to answer (1–200); default `TASK_TIMELINE_LIMIT` (every event the store keeps per pair) */
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        /** @description The kind */
+        kind: string;
+        /** @description The store */
+        target: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The entry, the policy and the timeline */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CooldownDetail'];
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Neither a failure record, a park nor a timeline event for this kind and store */
+      404: {
         headers: {
           [name: string]: unknown;
         };

@@ -37,8 +37,25 @@ export type Worker = Json<paths['/api/v1/workers']['get']['responses'][200]>['wo
 /** Query of `GET /api/v1/tasks`. */
 export type TaskQuery = NonNullable<paths['/api/v1/tasks']['get']['parameters']['query']>;
 
-/** A change sent over `GET /api/v1/events`: the `data` of a `task`, `task_deleted` or `cooldown` event. */
+/** One thing that happened to one kind on one store; its `type` may be one of a later release. */
+export type TimelineEvent = components['schemas']['TimelineEvent'];
+/** `GET /api/v1/scheduler/cooldowns/{kind}/{target}`: the entry, the policy and the timeline of one pair. */
+export type CooldownDetail = components['schemas']['CooldownDetail'];
+/** What a bulk park or reset over the cooldown list's filter answers (a dry run: what it would do). */
+export type BulkResult = components['schemas']['BulkResult'];
+/** The `state` filter of the paged cooldown list and of the bulk actions. */
+export type CooldownStateFilter = NonNullable<
+  NonNullable<paths['/api/v1/scheduler/cooldowns']['get']['parameters']['query']>['state']
+>;
+/** A `timeline` event of `GET /api/v1/events`: one new event of a pair's timeline. */
+export type TimelineStreamEvent = components['schemas']['TimelineStreamEvent'];
+
+/**
+ * A change sent over `GET /api/v1/events`: the `data` of a `task`, `task_deleted`, `cooldown` or
+ * `timeline` event.
+ */
 export type MaintdEvent =
   | components['schemas']['TaskEvent']
   | components['schemas']['TaskDeletedEvent']
-  | components['schemas']['CooldownEvent'];
+  | components['schemas']['CooldownEvent']
+  | TimelineStreamEvent;

@@ -128,22 +128,22 @@ export function StatusBar(props: {
 
 const HELP: readonly (readonly [string, string])[] = [
   ['1–5, Tab, Shift+Tab', 'switch view: Overview, Tasks, Cooldowns, Stores, Workers'],
-  ['j/k, ↓/↑', 'move the selection'],
-  ['PgDn/PgUp, Ctrl+F/B', 'move a page'],
+  ['j/k, ↓/↑, PgDn/PgUp', 'move the selection, or a page (also Ctrl+F/B)'],
   ['g/G, Home/End', 'first / last row'],
-  ['/', 'filter the list (every word must match); Enter keeps it, Esc clears it'],
+  ['/', 'search: Cooldowns, Tasks: store or error text (the master’s too); else any word; Esc clears'],
   ['s', 'cycle the sort order'],
-  ['Enter', 'detail pane: full last error, task history of the target'],
+  ['Enter', 'detail pane: a cooldown’s timeline (who, why, each failure), full error, task history'],
   ['Esc', 'back: close the pane, clear marks, clear the filter'],
   ['Space', 'mark / unmark a row; actions apply to every marked row'],
   ['r', 'run now: enqueue the row’s kind; in Stores, pick one the live masters run (j/k) — never cooldown-gated'],
   ['c', 'reset the cooldown (Cooldowns, Stores, Tasks)'],
   ['p', 'park with a reason: the sweeps skip it until released (a store: every kind)'],
   ['u', 'release (unpark); the failure count starts over too'],
+  ['P', 'park every row the search matches (Cooldowns): one reason, confirmed with the master’s count'],
+  ['C', 'reset every row the search matches (Cooldowns; parks stay), confirmed with the count'],
   ['Cooldowns', 'STATE parked/cooling/below/lapsed · FAILS count/threshold · NEXT window if it fails again'],
   ['Stores', 'CHANGED: when a scan last changed the numbers (quiet stores are not rewritten)'],
-  ['?', 'this help'],
-  ['q, Ctrl+C', 'quit'],
+  ['?, q, Ctrl+C', 'this help; quit'],
 ];
 
 /** The help overlay. */
@@ -164,7 +164,7 @@ export function Help(props: {
       ))}
       <Text dimColor wrap="truncate">
         {props.readonly
-          ? 'Read-only mode (--readonly): r, c, p and u are disabled.'
+          ? 'Read-only mode (--readonly): r, c, p, u, P and C are disabled.'
           : 'Actions ask for confirmation first. Esc or ? closes this help.'}
       </Text>
     </Box>

@@ -19,6 +19,12 @@ const TONES: Record<PendingAction['action'], Tone> = {
 
 /** What an action does, under its items. */
 function consequence(p: PendingAction): string {
+  if (p.bulk) {
+    const again = 'The master matches the search again as it acts.';
+    return p.action === 'park'
+      ? `The sweeps skip them until released; manual runs still go. ${again}`
+      : `Their failure counts start over; parks stay. ${again}`;
+  }
   switch (p.action) {
     case 'reset':
       return 'The sweeps will retry these at once.';
@@ -33,6 +39,9 @@ function consequence(p: PendingAction): string {
 
 function Items({ pending, width }: { readonly pending: PendingAction; readonly width: number }): ReactNode {
   const { items } = pending;
+  // A bulk action lists the first of the master's matches; its count is of them all.
+  const total = pending.bulk?.count ?? items.length;
+  const listed = Math.min(items.length, LISTED);
   return (
     <>
       {items.slice(0, LISTED).map((i) => (
@@ -40,7 +49,7 @@ function Items({ pending, width }: { readonly pending: PendingAction; readonly w
           {truncate(`  ${i.kind} ${i.target}`, width - 4)}
         </Text>
       ))}
-      {items.length > LISTED ? <Text dimColor>{`  … and ${items.length - LISTED} more`}</Text> : null}
+      {total > listed ? <Text dimColor>{`  … and ${total - listed} more`}</Text> : null}
     </>
   );
 }

@@ -4,11 +4,12 @@ import type { Cooldown, Store, Task, Worker } from '../api/types.js';
 import { formatAgo, formatCount, formatDuration, formatLocal, truncate, wrap } from '../format.js';
 import { type FleetData, cooldownKey } from '../state/fleet.js';
 import { type Tone, toneColor, useTheme } from '../theme.js';
-import { causeOf, countText, nextWindowMs, stateCell, timeLeft } from '../views/cooldowns.js';
+import { causeOf, countText, gatingText, nextWindowMs, stateCell, timeLeft } from '../views/cooldowns.js';
 import type { ListViewId } from '../views/specs.js';
 import { storeCooldowns } from '../views/stores.js';
 import { stateTone, taskOutcome, taskTiming } from '../views/tasks.js';
 import { workerHealth } from '../views/workers.js';
+import { TimelineLines, type TimelineState } from './Timeline.js';
 
 /** The task history of the detail pane's target, as loaded. */
 export interface History {
@@ -23,6 +24,8 @@ export interface DetailProps {
   readonly itemKey: string;
   readonly data: FleetData;
   readonly history: History | undefined;
+  /** The timeline of a cooldown's pair (the Cooldowns view's pane). */
+  readonly timeline?: TimelineState | undefined;
   readonly now: number;
   readonly width: number;
   readonly height: number;
@@ -61,9 +64,11 @@ export function Detail(props: DetailProps): ReactNode {
     title = `Cooldown ${kind} ${target}`;
     const next = c ? nextWindowMs(c, data.policy) : undefined;
     const park = c?.parked;
+    const gating = c ? gatingText(c, now) : undefined;
     lines = c
       ? [
           field('state', stateCell(c, now).text, stateCell(c, now).tone),
+          ...(gating ? long('gating', gating, 'muted') : []),
           ...(park
             ? [
                 ...long('parked because', park.reason, 'info'),
@@ -100,10 +105,13 @@ export function Detail(props: DetailProps): ReactNode {
                 : 'unknown (the master serves no policy)'
               : `${formatDuration(next)} if it fails again`,
           ),
-          field('first failure', formatAgo(c.first_failure_ms, now)),
-          field('last failure', formatAgo(c.last_failure_ms, now)),
-          field('class', c.last_error_class ?? '-'),
-          field('last task', c.last_task_id ?? '-', 'muted'),
+          // One line for the failures' times and class: the timeline below has each of them.
+          field(
+            'last failure',
+            c.last_failure_ms === undefined
+              ? '-'
+              : `${formatAgo(c.last_failure_ms, now)} (first ${formatAgo(c.first_failure_ms, now)})${c.last_error_class ? ` · ${c.last_error_class}` : ''}`,
+          ),
           ...long('cause', causeOf(c.last_error), 'bad'),
         ]
       : [field('state', 'cleared (reset, release, success or expiry)', 'ok')];
@@ -122,8 +130,16 @@ export function Detail(props: DetailProps): ReactNode {
           field('finished', formatAgo(t.finished_at, now)),
           field(t.state === 'running' ? 'running for' : 'took', taskTiming(t, now)),
           field('owner', t.owner ?? '–'),
+          // Held by a park (docs/ARCHITECTURE.md §2.7): queued again when it is released.
+          ...(t.held_at !== undefined
+            ? [field('held', `${formatAgo(t.held_at, now)} (${formatLocal(t.held_at)})`, 'accent')]
+            : []),
           ...(t.error_class ? [field('class', t.error_class)] : []),
-          ...long(t.error ? 'error' : 'detail', taskOutcome(t), t.error ? 'bad' : undefined),
+          ...long(
+            t.error ? 'error' : t.held_reason && !t.detail ? 'held because' : 'detail',
+            taskOutcome(t),
+            t.error ? 'bad' : t.held_reason && !t.detail ? 'accent' : undefined,
+          ),
           ...cooldownLines(data.cooldowns?.get(cooldownKey(t.kind, t.target)), now),
         ]
       : [field('state', 'no longer in the recent history', 'muted')];
@@ -162,6 +178,10 @@ export function Detail(props: DetailProps): ReactNode {
 
   const history = target !== undefined && props.history?.target === target ? props.history : undefined;
   const room = props.height - 2 - lines.length - 2;
+  const timeline = props.view === 'cooldowns' && props.timeline?.key === props.itemKey ? props.timeline : undefined;
+  const [pairKind = ''] = props.itemKey.split('/');
+  // The timeline replaces the task history; a master that predates it gets the history instead.
+  const showHistory = target !== undefined && room > 0 && (!timeline || timeline.status === 'unsupported');
   return (
     <Box flexDirection="column" height={props.height} width={width} borderStyle="single" paddingX={1}>
       <Text bold wrap="truncate">
@@ -176,7 +196,20 @@ export function Detail(props: DetailProps): ReactNode {
           </Text>
         </Text>
       ))}
-      {target !== undefined && room > 0 ? <HistoryLines history={history} now={now} rows={room} width={inner} /> : null}
+      {timeline && target !== undefined && room > 0 ? (
+        <TimelineLines
+          state={timeline}
+          kind={pairKind}
+          target={target}
+          live={data.timeline}
+          now={now}
+          rows={timeline.status === 'unsupported' ? 2 : room}
+          width={inner}
+        />
+      ) : null}
+      {showHistory ? (
+        <HistoryLines history={history} now={now} rows={timeline ? room - 3 : room} width={inner} />
+      ) : null}
     </Box>
   );
 }
@@ -205,6 +238,8 @@ function cooldownLines(c: Cooldown | undefined, now: number): Line[] {
 
 function HistoryLines(props: {
   readonly history: History | undefined;
+  /** The timeline of a cooldown's pair (the Cooldowns view's pane). */
+  readonly timeline?: TimelineState | undefined;
   readonly now: number;
   readonly rows: number;
   readonly width: number;

@@ -251,6 +251,38 @@ describe('FleetFeed coalescing and re-reads', () => {
     expect(updates - 1).toBeLessThan(5);
   });
 
+  it('reads the master’s matches of a Tasks search beside the newest tasks, and drops them once the search is cleared', async () => {
+    const f = await fake();
+    const old = {
+      id: '01a23766-0000-7000-8000-000000000001',
+      kind: 'merge_wal',
+      target: 'old-store',
+      state: 'failed' as const,
+      source: 'sweep' as const,
+      enqueued_at: 1,
+      attempt: 1,
+      error: 'lost fragment',
+    };
+    f.state.tasks.push(old);
+    // 200 newer tasks: the old failure is past the newest page.
+    for (let i = 0; i < 200; i++)
+      f.state.tasks.push({
+        ...old,
+        id: `01a23766-0000-7000-9000-${String(i).padStart(12, '0')}`,
+        target: `s${i}`,
+        state: 'done',
+        error: undefined,
+      });
+    const feed = feedFor(f.url);
+    await until(feed, (x) => x.data.tasks?.size === 200);
+    expect(feed.getSnapshot().data.tasks?.has(old.id)).toBe(false);
+    feed.search('tasks', 'LOST FRAGMENT');
+    await until(feed, (x) => x.data.tasks?.has(old.id) === true);
+    expect(f.state.requests).toContain('GET /api/v1/tasks?limit=200&q=LOST%20FRAGMENT');
+    feed.search('tasks', '');
+    await until(feed, (x) => x.data.tasks?.has(old.id) === false);
+  });
+
   it('reads the policy with the first full read and again after the stream reconnects', async () => {
     const f = await fake();
     const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });

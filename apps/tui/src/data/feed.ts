@@ -104,6 +104,8 @@ export class FleetFeed implements FleetSource {
   #pending: MaintdEvent[] = [];
   #replay: MaintdEvent[] | undefined;
   #loops: Promise<void>[] = [];
+  /** The Tasks view's search (`q=`): its matches are read beside the newest tasks. */
+  #taskSearch = '';
 
   constructor(options: FeedOptions) {
     this.#o = {
@@ -144,6 +146,18 @@ export class FleetFeed implements FleetSource {
 
   refresh(): void {
     this.#fullWanted = true;
+    this.#wake?.();
+  }
+
+  /**
+   * The Tasks view reads the master's matches of its search (`GET /tasks?q=`) beside the newest
+   * tasks, so a search finds tasks older than the newest page. The Cooldowns view needs nothing:
+   * the whole list is read anyway.
+   */
+  search(view: string, q: string): void {
+    if (view !== 'tasks' || q === this.#taskSearch) return;
+    this.#taskSearch = q;
+    // The next poll, at once if it sleeps; not a full read (the cooldowns are not searched).
     this.#wake?.();
   }
 
@@ -192,19 +206,22 @@ export class FleetFeed implements FleetSource {
     this.#fullWanted = false;
     this.#replay = [];
     const page = (q: Parameters<MaintdClient['tasks']>[0]): Promise<TaskPage> => c.tasks(q, signal);
-    const [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy] = await Promise.allSettled([
-      c.masters(signal),
-      c.workers(signal),
-      storesDue ? c.stores(signal) : Promise.resolve(undefined),
-      page({ limit: RECENT_TASKS }),
-      page({ state: 'queued', limit: RECENT_TASKS }),
-      page({ state: 'running', limit: RECENT_TASKS }),
-      c.metrics(signal),
-      full ? c.cooldowns(signal) : Promise.resolve(undefined),
-      // The policy is read with every full read: at start, after a reconnect (the master may
-      // have restarted with other settings) and on refresh.
-      full ? c.policy(signal) : Promise.resolve(undefined),
-    ]);
+    const search = this.#taskSearch;
+    const [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy, found] =
+      await Promise.allSettled([
+        c.masters(signal),
+        c.workers(signal),
+        storesDue ? c.stores(signal) : Promise.resolve(undefined),
+        page({ limit: RECENT_TASKS }),
+        page({ state: 'queued', limit: RECENT_TASKS }),
+        page({ state: 'running', limit: RECENT_TASKS }),
+        c.metrics(signal),
+        full ? c.cooldowns(signal) : Promise.resolve(undefined),
+        // The policy is read with every full read: at start, after a reconnect (the master may
+        // have restarted with other settings) and on refresh.
+        full ? c.policy(signal) : Promise.resolve(undefined),
+        search ? c.searchTasks(search, RECENT_TASKS, signal) : Promise.resolve(undefined),
+      ]);
     // The kinds known before this read, and those the masters just registered: a kind counts
     // from the read that first shows it.
     const known = withKinds(
@@ -227,7 +244,19 @@ export class FleetFeed implements FleetSource {
     }
     if (signal.aborted) return;
 
-    const results = [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy];
+    // A search not asked for is no answer: only reads that were made say whether the master is there.
+    const results: PromiseSettledResult<unknown>[] = [
+      masters,
+      workers,
+      stores,
+      recent,
+      queued,
+      running,
+      metrics,
+      cooldowns,
+      policy,
+      ...(search ? [found] : []),
+    ];
     const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     // Any HTTP answer (even a 503) means the master is there; only when nothing answered is it gone.
     const answered = results.some((r) => r.status === 'fulfilled' || r.reason instanceof ApiError);
@@ -259,6 +288,8 @@ export class FleetFeed implements FleetSource {
     const parksBefore = cooldowns.status === 'fulfilled' && cooldowns.value ? parksIn(data.cooldowns, now) : undefined;
     if (recent.status === 'fulfilled' && queued.status === 'fulfilled' && running.status === 'fulfilled') {
       const all: Task[] = [...recent.value.tasks, ...queued.value.tasks, ...running.value.tasks];
+      // A failed search read keeps none of its earlier matches: the view filters what it has.
+      if (found.status === 'fulfilled' && found.value) all.push(...found.value.tasks);
       const tasks = pruneTasks(
         mergeInto(
           data.tasks,
@@ -267,7 +298,7 @@ export class FleetFeed implements FleetSource {
       );
       data = applyEvents(
         { ...data, tasks },
-        replay.filter((e) => e.type !== 'cooldown'),
+        replay.filter((e) => e.type === 'task' || e.type === 'task_deleted'),
         now,
       );
     }

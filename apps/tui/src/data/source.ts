@@ -32,6 +32,8 @@ export interface FleetSource {
   getSnapshot(): FleetSnapshot;
   /** Asks for a full re-read soon (after an action, so its effect shows at once). */
   refresh(): void;
+  /** The operator's search (`/`) in a list view, for a source that asks the master for matches too. */
+  search?(view: string, q: string): void;
 }
 
 /** A {@link FleetSource} whose snapshot is set by hand. */
@@ -40,6 +42,8 @@ export class StaticFleetSource implements FleetSource {
   readonly #listeners = new Set<() => void>();
   /** How often {@link refresh} was called. */
   refreshes = 0;
+  /** The searches it was told of, as `view:q`. */
+  readonly searches: string[] = [];
 
   constructor(data: FleetData = EMPTY_FLEET, connection?: Partial<Connection>) {
     this.#snapshot = { data, connection: { state: 'live', error: undefined, lastUpdateMs: undefined, ...connection } };
@@ -56,6 +60,10 @@ export class StaticFleetSource implements FleetSource {
 
   refresh(): void {
     this.refreshes++;
+  }
+
+  search(view: string, q: string): void {
+    this.searches.push(`${view}:${q}`);
   }
 
   /** Replaces the data and/or connection and notifies (synchronously). */

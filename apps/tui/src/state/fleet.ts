@@ -1,6 +1,6 @@
 import { KIND_PATTERN, cooldownState, isParked } from '@maintd/core';
 import type { MaintdEvent } from '../api/events.js';
-import type { Cooldown, Master, Policy, Store, Task, TaskKind, Worker } from '../api/types.js';
+import type { Cooldown, Master, Policy, Store, Task, TaskKind, TimelineEvent, Worker } from '../api/types.js';
 import { byKind, fleetKinds } from './kinds.js';
 import { LiveMap } from './live-map.js';
 
@@ -47,6 +47,11 @@ export interface FleetData {
   readonly policy: Policy | undefined;
   /** Parks and releases seen on the stream, newest last, at most {@link MAX_ACTIVITY}. */
   readonly activity: readonly Activity[];
+  /**
+   * Timeline events seen on the stream, newest last, at most {@link MAX_TIMELINE_TAIL}: what the
+   * detail pane adds to the timeline it read, so it stays live without reading it again.
+   */
+  readonly timeline: readonly TimelineEvent[];
 }
 
 /** Fleet data before anything was read. */
@@ -61,7 +66,11 @@ export const EMPTY_FLEET: FleetData = Object.freeze({
   guardOverflow: undefined,
   policy: undefined,
   activity: [],
+  timeline: [],
 });
+
+/** Most timeline events kept from the stream (a detail pane reads its pair's whole timeline when opened). */
+export const MAX_TIMELINE_TAIL = 200;
 
 /** Most tasks kept; beyond it the oldest finished ones go (active tasks always stay). */
 export const MAX_TASKS = 2000;
@@ -199,8 +208,10 @@ export function applyEvents(data: FleetData, events: readonly MaintdEvent[], now
   let tasks: LiveMap<Task> | undefined;
   let cooldowns: LiveMap<Cooldown> | undefined;
   const activity: Activity[] = [];
+  const timeline: TimelineEvent[] = [];
   for (const e of events) {
-    if (e.type === 'cooldown') {
+    if (e.type === 'timeline') timeline.push(e.event);
+    else if (e.type === 'cooldown') {
       // Before the first full read, a partial map would pass for the whole truth.
       if (!data.cooldowns) continue;
       cooldowns ??= live(data.cooldowns);
@@ -217,11 +228,12 @@ export function applyEvents(data: FleetData, events: readonly MaintdEvent[], now
       else tasks.delete(e.id);
     }
   }
-  if (!tasks && !cooldowns) return data;
+  if (!tasks && !cooldowns && timeline.length === 0) return data;
   return {
     ...data,
     ...(tasks ? { tasks: pruneTasks(tasks) } : {}),
     ...(cooldowns ? { cooldowns } : {}),
+    ...(timeline.length > 0 ? { timeline: [...data.timeline, ...timeline].slice(-MAX_TIMELINE_TAIL) } : {}),
     activity: appendActivity(data.activity, activity),
   };
 }

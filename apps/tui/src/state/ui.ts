@@ -1,4 +1,5 @@
 import type { TaskKind } from '../api/types.js';
+import { BULK_KEYS, type BulkScope, describeBulk, requestBulk, startPreview } from './bulk.js';
 import type { KeyList } from './sorted-index.js';
 import type { ActionItem, ActionKind, KindPick } from '../views/list-spec.js';
 import { type ListViewId, VIEW_IDS, type ViewId } from '../views/specs.js';
@@ -33,6 +34,8 @@ export interface PendingAction {
   readonly reason?: string;
   /** The kinds to pick from (`r` on a store); j/k moves through them. */
   readonly choice?: KindChoice;
+  /** A bulk action (`P`, `C`): over every match of the search, `items` only the first of them. */
+  readonly bulk?: BulkScope;
 }
 
 /** Longest park reason the master keeps. */
@@ -98,6 +101,8 @@ export interface KeyContext {
 export type Effect =
   | { readonly type: 'quit' }
   | { readonly type: 'execute'; readonly action: PendingAction }
+  /** Ask the master for a bulk action's dry run, then confirm with its count. */
+  | { readonly type: 'preview'; readonly action: PendingAction }
   | { readonly type: 'load-detail'; readonly view: ListViewId; readonly key: string };
 
 /** Result of {@link handleKey}. */
@@ -143,6 +148,7 @@ export function selectedIndex(list: ListUi, keys: KeyList): number {
 
 /** What an action is called in the confirm dialog and the status line. */
 export function describeAction(p: PendingAction): string {
+  if (p.bulk) return describeBulk(p.action, p.bulk);
   const n = p.items.length;
   if (p.action === 'reset') return `reset ${n} cooldown${n === 1 ? '' : 's'}`;
   const what = n === 1 ? `${p.items[0]!.kind} ${p.items[0]!.target}` : `${n} targets`;
@@ -201,7 +207,15 @@ function reasonKey(s: UiState, key: KeyPress): KeyResult {
   if (key.escape) {
     return ok({ ...closeOverlay(s), confirm: undefined, reasonDraft: '', notice: { text: 'cancelled', tone: 'info' } });
   }
-  if (key.return) return ok(submitReason(s, s.reasonDraft));
+  if (key.return) {
+    const next = submitReason(s, s.reasonDraft);
+    // A bulk park's reason goes to the master's dry run first: the dialog confirms its count.
+    if (next.overlay === 'confirm' && next.confirm?.bulk && next.confirm.bulk.count === undefined) {
+      const { state, effects } = startPreview(next, next.confirm);
+      return ok(state, ...effects);
+    }
+    return ok(next);
+  }
   if (key.backspace || key.delete) return ok({ ...s, reasonDraft: [...s.reasonDraft].slice(0, -1).join('') });
   if (key.ctrl || key.meta || key.tab || key.upArrow || key.downArrow) return ok(s);
   // eslint-disable-next-line no-control-regex
@@ -261,6 +275,13 @@ export function handleKey(state: UiState, key: KeyPress, ctx: KeyContext): KeyRe
 
   const view = s.overlay === 'detail' && s.detail ? s.detail.view : s.view;
   if (!isList(view)) return ok(s);
+
+  const bulk = BULK_KEYS[key.input];
+  if (bulk && !key.ctrl && !key.meta) {
+    if (s.readonly) return ok({ ...s, notice: READ_ONLY });
+    const { state, effects } = requestBulk(s, bulk);
+    return ok(state, ...effects);
+  }
 
   const action = ACTION_KEYS[key.input];
   if (action && !key.ctrl && !key.meta) return ok(requestAction(s, view, action, ctx));

@@ -38,7 +38,24 @@ export function stateCell(c: Cooldown, now: number): { text: string; tone: Tone 
   // Never undefined: there is a record. Worked out at `now`, not taken from the served `state`:
   // a window ends and a park lapses without an event.
   const state = cooldownState(c, c.parked, now)!;
-  return { text: state, tone: STATE_TONES[state] };
+  return { text: state, tone: notGating(c, now) ? 'muted' : STATE_TONES[state] };
+}
+
+/**
+ * Whether the master said this entry gates nothing though it reads as cooling: a window of a kind
+ * its policy no longer counts (the cooldown turned off, or the kind left out). A master that
+ * predates `gating` does not say: then this is false, and nothing is marked.
+ */
+export function notGating(c: Cooldown, now: number): boolean {
+  // `gating` is absent from a 0.1.0 master's answer, whatever the document's type says.
+  const gating = (c as { gating?: boolean }).gating;
+  return gating === false && cooldownState(c, c.parked, now) === 'cooling';
+}
+
+/** The detail pane's word on an entry that gates nothing; undefined when it gates (or nobody said). */
+export function gatingText(c: Cooldown, now: number): string | undefined {
+  if (!notGating(c, now)) return undefined;
+  return `not gating: the master's policy does not count ${c.kind} (turned off, or the kind left out), so this window holds nothing back; it stays listed until it lapses`;
 }
 
 /**
@@ -91,6 +108,7 @@ export function causeOf(error: string): string {
 export function causeCell(c: Cooldown, now: number): Cell {
   if (isParked(c.parked, now) && c.parked)
     return { text: `${c.parked.reason} (parked by ${c.parked.by})`, tone: 'info' };
+  if (notGating(c, now)) return { text: `not gating · ${causeOf(c.last_error)}`, tone: 'muted' };
   return { text: causeOf(c.last_error), tone: 'bad' };
 }
 
@@ -105,6 +123,8 @@ export const COOLDOWNS: ListSpec<Cooldown> = {
   noun: 'cooldowns',
   source: (d) => d.cooldowns,
   key: (c) => cooldownKey(c.kind, c.target),
+  // The master's `q=` (docs/ARCHITECTURE.md §3.4): what a bulk action sends matches these rows.
+  query: (c) => [c.target, c.last_error],
   search: (c) =>
     `${c.kind} ${c.target} ${c.state} ${c.last_error_class ?? ''} ${c.last_error} ${c.parked?.reason ?? ''}`.toLowerCase(),
   sorts: [

@@ -56,6 +56,12 @@ export interface ListSpec<T> {
   readonly key: (row: T) => string;
   /** Lowercase text the `/` filter matches. */
   readonly search: (row: T) => string;
+  /**
+   * The texts the master's `q=` matches in this list (store name, error text): the `/` search is
+   * then theirs, a case-insensitive substring of one of them, sent to the master as `q=` too, so
+   * the rows shown are the rows a bulk action over the search acts on, whichever master answers.
+   */
+  readonly query?: (row: T) => readonly string[];
   readonly sorts: readonly SortSpec<T>[];
   readonly columns: readonly Column<T, CellContext>[];
   readonly actions: Partial<Record<ActionKind, (row: T, data: FleetData, now: number) => ActionItem[]>>;
@@ -73,8 +79,23 @@ export interface ListSpec<T> {
 /** Orders two texts by code unit (the tie-breaker of every sort). */
 export const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Whether a row matches a filter: every word of it, case-insensitively. */
+/**
+ * Whether one of `texts` holds `q`, case-insensitively: the master's `q=` predicate
+ * (docs/ARCHITECTURE.md §3.4). An empty `q` matches everything.
+ */
+export function matchesQuery(texts: readonly string[], q: string): boolean {
+  const needle = q.toLowerCase();
+  return texts.some((t) => t.toLowerCase().includes(needle));
+}
+
+/**
+ * Whether a row matches a filter: for a list the master searches (`query`), its `q=` predicate
+ * over the filter as typed; else every word of it, case-insensitively, in any column.
+ */
 export function matcher<T>(spec: ListSpec<T>, filter: string): (row: T) => boolean {
+  const { query } = spec;
+  const q = filter.trim();
+  if (query) return q ? (row) => matchesQuery(query(row), q) : () => true;
   const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
   if (words.length === 0) return () => true;
   return (row) => {

@@ -29,11 +29,30 @@ describe('deriveRows', () => {
     expect(targets(deriveRows(COOLDOWNS, data, '', 4))).toEqual(targets(deriveRows(COOLDOWNS, data, '', 0)));
   });
 
-  it('filters case-insensitively on kind, target and error; every word must match', () => {
+  it('searches cooldowns as the master’s q= does: a case-insensitive substring of the store name or the error', () => {
     expect(targets(deriveRows(COOLDOWNS, data, 'NOT FOUND', 3))).toEqual(['alpha', 'gamma']);
-    expect(targets(deriveRows(COOLDOWNS, data, 'not g.lance', 3))).toEqual(['gamma']);
-    expect(targets(deriveRows(COOLDOWNS, data, 'compact', 3))).toEqual(['delta']);
-    expect(deriveRows(COOLDOWNS, data, 'nothing-like-this', 0)).toEqual([]);
+    expect(targets(deriveRows(COOLDOWNS, data, 'found: g.lance', 3))).toEqual(['gamma']);
+    expect(targets(deriveRows(COOLDOWNS, data, 'ALPH', 3))).toEqual(['alpha']);
+    // Words in another order, or the kind, are not the master's search: the rows shown are what a
+    // bulk action over the search acts on.
+    expect(deriveRows(COOLDOWNS, data, 'g.lance not', 0)).toEqual([]);
+    expect(deriveRows(COOLDOWNS, data, 'compact', 0)).toEqual([]);
+  });
+
+  it('filters stores by every word of the filter', () => {
+    const stores = {
+      ...data,
+      stores: ['orders-eu', 'orders-us', 'events'].map((name) => ({
+        name,
+        pending_wal_generations: 1,
+        fragment_count: 1,
+        row_count: 1,
+        owners: [],
+        scanned_at: 0,
+        cooldowns: [],
+      })),
+    };
+    expect(deriveRows(STORES, stores, 'ORD eu', 3).map((s) => s.name)).toEqual(['orders-eu']);
   });
 
   it('sorts stores by backlog, and by cooling using the live cooldowns', () => {

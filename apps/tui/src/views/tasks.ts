@@ -30,9 +30,9 @@ function stateRank(state: string): number {
   return Object.hasOwn(STATE_ORDER, state) ? STATE_ORDER[state as TaskState] : 5;
 }
 
-/** What a task says about its result: its error when failed, else its detail. */
+/** What a task says about its result: its error when failed, else its detail; why, when held. */
 export function taskOutcome(t: Task): string {
-  return t.error ?? t.detail ?? '';
+  return t.error ?? t.detail ?? t.held_reason ?? '';
 }
 
 /** A task's age or run time: running for, took, or waiting for. */
@@ -49,6 +49,7 @@ export const TASKS: ListSpec<Task> = {
   noun: 'tasks',
   source: (d) => d.tasks,
   key: (t) => t.id,
+  query: (t) => [t.target, t.error ?? ''],
   search: (t) => `${t.state} ${t.kind} ${t.target} ${t.source} ${t.owner ?? ''} ${taskOutcome(t)}`.toLowerCase(),
   sorts: [
     { label: 'newest', compare: (a, b) => byText(b.id, a.id) },

@@ -1,0 +1,81 @@
+import type { ActionItem } from '../views/list-spec.js';
+import type { Effect, Notice, PendingAction, UiState } from './ui.js';
+
+/**
+ * What a bulk action runs over: every cooldown entry the Cooldowns view's search matches, as the
+ * master matches them (`q=`, every state; docs/ARCHITECTURE.md §3.4). The master decides, so
+ * the count confirmed is its dry run's, and the action sends the same filter again.
+ */
+export interface BulkScope {
+  /** The search, as typed. */
+  readonly q: string;
+  /** How many entries the master's dry run matched; undefined until it answered. */
+  readonly count?: number;
+}
+
+/** The bulk keys (shifted, as they act on more than the row): P parks, C resets every match. */
+export const BULK_KEYS: Readonly<Record<string, 'park' | 'reset'>> = { P: 'park', C: 'reset' };
+
+/** A bulk action's name in the dialogs and the status line: "park 14 stores matching 'disk'". */
+export function describeBulk(action: string, scope: BulkScope): string {
+  const n = scope.count;
+  const what = n === undefined ? 'every store' : `${n} store${n === 1 ? '' : 's'}`;
+  return `${action} ${what} matching '${scope.q}'`;
+}
+
+/**
+ * `P` or `C` in the Cooldowns view: a park asks for its reason first; then (a reset at once) the
+ * master is asked for a dry run, whose count the confirm dialog shows.
+ */
+export function requestBulk(s: UiState, action: 'park' | 'reset'): { state: UiState; effects: Effect[] } {
+  if (s.view !== 'cooldowns' || s.overlay !== 'none') {
+    return {
+      state: { ...s, notice: { text: 'P and C act on the Cooldowns view’s search', tone: 'info' } },
+      effects: [],
+    };
+  }
+  const q = s.lists.cooldowns.filter.trim();
+  if (!q) {
+    return {
+      state: { ...s, notice: { text: 'P and C act on every row a search matches: search with / first', tone: 'info' } },
+      effects: [],
+    };
+  }
+  const pending: PendingAction = { action, items: [], bulk: { q } };
+  if (action === 'park') return { state: { ...s, overlay: 'reason', reasonDraft: '', confirm: pending }, effects: [] };
+  return startPreview(s, pending);
+}
+
+/** Closes the dialogs and asks the master for the dry run of `pending`. */
+export function startPreview(s: UiState, pending: PendingAction): { state: UiState; effects: Effect[] } {
+  const notice: Notice = { text: `counting the matches of '${pending.bulk?.q ?? ''}'…`, tone: 'info' };
+  return {
+    state: { ...s, overlay: 'none', confirm: undefined, reasonDraft: '', notice },
+    effects: [{ type: 'preview', action: pending }],
+  };
+}
+
+/** Most entries of a dry run kept to list in the confirm dialog. */
+const SAMPLE = 5;
+
+/**
+ * The state once the master's dry run answered: the confirm dialog with its count and its first
+ * matches, or a notice when nothing matches. Unchanged when the operator moved on meanwhile.
+ */
+export function previewed(
+  s: UiState,
+  pending: PendingAction,
+  answer: { readonly count: number; readonly entries: readonly ActionItem[] },
+): UiState {
+  if (s.view !== 'cooldowns' || s.overlay !== 'none' || !pending.bulk) return s;
+  if (answer.count === 0) {
+    return { ...s, notice: { text: `nothing matches '${pending.bulk.q}' on the master`, tone: 'info' } };
+  }
+  const items = answer.entries.slice(0, SAMPLE).map((e) => ({ kind: e.kind, target: e.target }));
+  return {
+    ...s,
+    overlay: 'confirm',
+    notice: undefined,
+    confirm: { ...pending, items, bulk: { ...pending.bulk, count: answer.count } },
+  };
+}
