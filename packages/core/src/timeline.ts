@@ -58,7 +58,9 @@ export const TimelineEventSchema = z
     window_ms: Ms.optional().describe('Length of the window opened, in milliseconds'),
     until_ms: Ms.nullable()
       .optional()
-      .describe('End of the window opened, or of the park (null: until released), in ms since the Unix epoch'),
+      .describe(
+        'End of the window opened, or of the park (null: until released), in milliseconds since the Unix epoch',
+      ),
     by: z
       .string()
       .max(512)

@@ -220,6 +220,15 @@ const BREAKING: readonly {
     where: /security/,
   },
   {
+    name: 'removing a message of the event stream',
+    edit: (d) => {
+      const stream = schema(d, 'EventMessage') as unknown as { oneOf: { properties: { event: { enum: string[] } } }[] };
+      stream.oneOf = stream.oneOf.filter((m) => m.properties.event.enum[0] !== 'task_deleted');
+    },
+    operation: 'GET /api/v1/events',
+    where: /response 200 \(text\/event-stream\) \.task_deleted/,
+  },
+  {
     name: 'removing a security scheme',
     edit: (d) => void (d.components.securitySchemes = {}),
     operation: 'document',
@@ -295,6 +304,24 @@ const ADDITIVE: readonly { readonly name: string; readonly edit: (doc: Doc) => v
     edit: (d) => {
       schema(d, 'EnqueueRequest').properties.depends_on!.maxItems = 64;
       (queryParam(d, '/api/v1/tasks', 'limit').schema as Record<string, unknown>).type = ['integer', 'string'];
+    },
+  },
+  {
+    name: 'a new message on the event stream, and fields added to two of its messages',
+    edit: (d) => {
+      const stream = schema(d, 'EventMessage') as unknown as { oneOf: Record<string, unknown>[] };
+      // Fields in two messages made api-smart-diff pair them crosswise when they were compared by likeness.
+      schema(d, 'TaskRecord').properties.zone = { type: 'string', description: 'x' };
+      schema(d, 'TaskRecord').properties.rack = { type: 'string', description: 'x' };
+      schema(d, 'Cooldown').properties.gating = { type: 'boolean', description: 'x' };
+      stream.oneOf.push({
+        type: 'object',
+        properties: {
+          event: { type: 'string', enum: ['zone'], description: 'x' },
+          data: { type: 'object', description: 'x' },
+        },
+        required: ['event', 'data'],
+      });
     },
   },
   {

@@ -253,11 +253,50 @@ function describeChange(diff: Diff, keyword: string): string {
   }
 }
 
+/** The single `event` an alternative of a `oneOf` names itself by (an event stream's message), if it does. */
+function eventName(doc: unknown, alternative: unknown): string | undefined {
+  const values = (deref(doc, alternative) as { properties?: { event?: { enum?: unknown } } } | undefined)?.properties
+    ?.event?.enum;
+  return Array.isArray(values) && values.length === 1 && typeof values[0] === 'string' ? values[0] : undefined;
+}
+
+/**
+ * `doc` with each `oneOf` whose alternatives each name a distinct single `event` (the messages of
+ * `GET /api/v1/events`) rewritten as an object with one optional property per message, named by
+ * its event, so that the messages are compared by name. api-smart-diff pairs the alternatives of a
+ * `oneOf` by likeness: two messages that both gained fields could swap partners and report changes
+ * no client sees. And a new message is a new value of the stream's `event`, which a client ignores
+ * as it does a new enum value (docs/COMPATIBILITY.md): an added property here, allowed, where a
+ * removed message is a removed property, which breaks.
+ */
+function messagesByEvent(doc: OpenApiDocument): OpenApiDocument {
+  const copy = structuredClone(doc) as Record<string, unknown>;
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    const n = node as Record<string, unknown>;
+    const alternatives = n.oneOf;
+    if (Array.isArray(alternatives) && alternatives.length > 0) {
+      const names = alternatives.map((a) => eventName(copy, a));
+      if (names.every((x) => x !== undefined) && new Set(names).size === names.length) {
+        delete n.oneOf;
+        n.type = 'object';
+        n.properties = Object.fromEntries(alternatives.map((a, i) => [names[i], a]));
+      }
+    }
+    for (const value of Object.values(n)) visit(value);
+  };
+  visit(copy);
+  return copy;
+}
+
 /**
  * The changes from `before` (the previous release's document) to `after` that break a client of
  * `before`, under the contract in docs/COMPATIBILITY.md. Empty when `after` only grew.
  */
-export function breakingChanges(before: OpenApiDocument, after: OpenApiDocument): BreakingChange[] {
+export function breakingChanges(released: OpenApiDocument, current: OpenApiDocument): BreakingChange[] {
+  const before = messagesByEvent(released);
+  const after = messagesByEvent(current);
   const seen = new Set<string>();
   const changes: BreakingChange[] = [];
   for (const diff of apiCompare(before, after).diffs) {

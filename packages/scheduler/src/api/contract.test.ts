@@ -1,6 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from './document.js';
+import { parkTargetsRoute, resetCooldownsRoute } from './routes/cooldowns.js';
 
 type Route = (typeof ROUTES)[number];
 const name = (r: Route): string => `${r.method.toUpperCase()} ${r.path}`;
@@ -21,10 +22,11 @@ describe('the query of a route', () => {
   it.each(mutations.map((r) => [name(r), r] as const))(
     'of %s refuses parameters it does not know, naming each',
     (_name, route) => {
-      const result = queryOf(route)!.safeParse({ q: 'quota', dry_run: 'true' });
+      // Parameters no release defines: a newer release's would be refused alike.
+      const result = queryOf(route)!.safeParse({ force: 'true', confirm: 'yes' });
       expect(result.success).toBe(false);
       expect(result.error?.issues).toContainEqual(
-        expect.objectContaining({ code: 'unrecognized_keys', keys: ['q', 'dry_run'] }),
+        expect.objectContaining({ code: 'unrecognized_keys', keys: ['force', 'confirm'] }),
       );
     },
   );
@@ -32,7 +34,17 @@ describe('the query of a route', () => {
   it.each(readsWithQuery.map((r) => [name(r), r] as const))(
     'of %s ignores a parameter it does not know: a read changes nothing',
     (_name, route) => {
-      expect(queryOf(route)!.safeParse({ q: 'quota' }).success).toBe(true);
+      expect(queryOf(route)!.safeParse({ next_release_filter: 'quota' }).success).toBe(true);
+    },
+  );
+
+  it.each([parkTargetsRoute, resetCooldownsRoute].map((r) => [name(r), r] as const))(
+    'of the bulk action %s takes the cooldown list’s filter and a dry run',
+    (_name, route) => {
+      const result = queryOf(route)!.safeParse({ kind: 'merge_wal', state: 'any', q: 'quota', dry_run: 'true' });
+      expect(result.success).toBe(true);
+      expect(result.data).toEqual({ kind: 'merge_wal', state: 'any', q: 'quota', dry_run: true });
+      expect(queryOf(route)!.safeParse({ q: '' }).success).toBe(false);
     },
   );
 });

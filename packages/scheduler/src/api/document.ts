@@ -5,8 +5,10 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { BEARER_AUTH } from './contract.js';
 import {
+  cooldownDetailRoute,
   listCooldownsRoute,
   parkRoute,
+  parkTargetsRoute,
   policyRoute,
   resetCooldownRoute,
   resetCooldownsRoute,
@@ -23,8 +25,10 @@ export const ROUTES = [
   listTasksRoute,
   getTaskRoute,
   listCooldownsRoute,
+  cooldownDetailRoute,
   parkRoute,
   resetCooldownRoute,
+  parkTargetsRoute,
   resetCooldownsRoute,
   policyRoute,
   storesRoute,

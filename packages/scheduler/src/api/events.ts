@@ -6,6 +6,7 @@ import { z } from '@hono/zod-openapi';
 import { TargetSchema, TaskKindSchema } from '@maintd/core';
 import { Task } from './schemas/common.js';
 import { CooldownSchema } from './schemas/cooldown.js';
+import { TimelineEventViewSchema } from './schemas/timeline.js';
 
 const Revision = z
   .number()
@@ -38,11 +39,25 @@ const CooldownEventSchema = z
   .openapi('CooldownEvent', {
     description: 'A failure was counted, a cooldown record was deleted, or a store was parked or released',
   });
-/** A change sent over `GET /api/v1/events` (the JSON `data` of a `task`, `task_deleted` or `cooldown` event). */
+const TimelineStreamEventSchema = z
+  .object({
+    type: z.literal('timeline').describe("An event was added to a store's timeline"),
+    revision: Revision,
+    event: TimelineEventViewSchema,
+  })
+  .openapi('TimelineStreamEvent', {
+    description:
+      "A new event on one kind's timeline on one store (a failure, a window opened, a clearing success, a reset, park, release, manual run or hold), as the cooldown detail serves it. Derived `window_lapsed` events are not sent: nothing commits when a window lapses",
+  });
+/**
+ * A change sent over `GET /api/v1/events` (the JSON `data` of a `task`, `task_deleted`,
+ * `cooldown` or `timeline` event).
+ */
 export const MaintdEventSchema = z.discriminatedUnion('type', [
   TaskEventSchema,
   TaskDeletedEventSchema,
   CooldownEventSchema,
+  TimelineStreamEventSchema,
 ]);
 /** A change sent over `GET /api/v1/events`. */
 export type MaintdEvent = z.infer<typeof MaintdEventSchema>;
@@ -74,6 +89,8 @@ export const EventMessageSchema = z
     sse('task_deleted', TaskDeletedEventSchema, 'A task was pruned', true),
     sse('cooldown', CooldownEventSchema, 'A cooldown changed', true),
     sse('overflow', OverflowEventSchema, 'Last message of a stream cut off for reading too slowly', false),
+    // Last: a message added after a release goes at the end, so the released ones keep their places.
+    sse('timeline', TimelineStreamEventSchema, "A store's timeline gained an event", true),
   ])
   .openapi('EventMessage', {
     description:

@@ -8,8 +8,11 @@ export {
   OverflowEventSchema,
 } from './events.js';
 export {
+  SEARCH_MAX,
+  cooldownDetailRoute,
   listCooldownsRoute,
   parkRoute,
+  parkTargetsRoute,
   policyRoute,
   resetCooldownRoute,
   resetCooldownsRoute,
@@ -43,6 +46,6 @@ export {
 } from './schemas/timeline.js';
 export { type ClusterBody, ClusterSchema, clusterBody } from './schemas/cluster.js';
 export { type PolicyView, PolicySchema } from './schemas/policy.js';
-export { cooldownView, policyView } from './views.js';
+export { cooldownView, policyView, timelineEventView } from './views.js';
 // The state of a (kind, store) is core's: re-exported so that this module's consumers keep their import.
 export { cooldownState } from '@maintd/core';

@@ -142,6 +142,7 @@ describe('the OpenAPI document', () => {
         'GET /api/v1/masters',
         'GET /api/v1/openapi.json',
         'GET /api/v1/scheduler/cooldowns',
+        'GET /api/v1/scheduler/cooldowns/{kind}/{target}',
         'GET /api/v1/scheduler/policy',
         'GET /api/v1/stores',
         'GET /api/v1/tasks',
@@ -152,6 +153,7 @@ describe('the OpenAPI document', () => {
         'GET /readyz',
         'PATCH /api/v1/cluster',
         'POST /api/v1/tasks',
+        'PUT /api/v1/scheduler/cooldowns',
         'PUT /api/v1/scheduler/cooldowns/{kind}/{target}',
       ].sort(),
     );
@@ -197,7 +199,9 @@ describe('the OpenAPI document', () => {
       const props = (s as Json).properties as Record<string, Json> | undefined;
       for (const [key, prop] of Object.entries(props ?? {})) {
         if (!described(prop)) missing.push(`${where}.${key}`);
-        if (/(_ms|_at)$/.test(key) && !/milliseconds since the Unix epoch/.test(String(prop.description))) {
+        // A time says its epoch; a length of time (a window's) says it is one, in milliseconds.
+        const unit = /milliseconds since the Unix epoch|^Length of .* in milliseconds$/;
+        if (/(_ms|_at)$/.test(key) && !unit.test(String(prop.description))) {
           unitless.push(`${where}.${key}`);
         }
       }
@@ -215,7 +219,14 @@ describe('the OpenAPI document', () => {
   it('declares the servers, and the event payloads as components', () => {
     expect(doc.servers).toEqual([expect.objectContaining({ url: 'http://{host}:{port}' })]);
     const schemas = (doc.components as { schemas: Record<string, Json> }).schemas;
-    for (const name of ['HelloEvent', 'TaskEvent', 'TaskDeletedEvent', 'CooldownEvent', 'OverflowEvent']) {
+    for (const name of [
+      'HelloEvent',
+      'TaskEvent',
+      'TaskDeletedEvent',
+      'CooldownEvent',
+      'TimelineStreamEvent',
+      'OverflowEvent',
+    ]) {
       expect(schemas[name]?.description, name).toEqual(expect.any(String));
     }
   });

@@ -8,11 +8,13 @@ import {
   type ParkRecord,
   type TaskCooldown,
   type TaskKind,
+  type TimelineEvent,
   appliesTo,
   cooldownState,
 } from '@maintd/core';
 import type { CooldownView, ParkView } from './schemas/cooldown.js';
 import type { PolicyView } from './schemas/policy.js';
+import type { TimelineEventView } from './schemas/timeline.js';
 
 /** ISO 8601 text of a time in ms since the Unix epoch (millisecond precision, UTC). */
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -89,5 +91,17 @@ export function policyView(policy: CooldownPolicy, masterId: string, runs: reado
     guard_percent: policy.maxPercent,
     count_infrastructure_failures: policy.countInfrastructure,
     master_id: masterId,
+  };
+}
+
+/**
+ * The API's view of one timeline event: the stored event with `at` (ISO 8601) beside `at_ms`, and
+ * `until` beside `until_ms` where the event has one (null where that is null).
+ */
+export function timelineEventView(e: TimelineEvent): TimelineEventView {
+  return {
+    ...e,
+    at: iso(e.at_ms),
+    ...(e.until_ms !== undefined ? { until: e.until_ms === null ? null : iso(e.until_ms) } : {}),
   };
 }

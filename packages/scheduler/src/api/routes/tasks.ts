@@ -60,13 +60,21 @@ export const listTasksRoute = createRoute({
   operationId: 'listTasks',
   tags: ['tasks'],
   summary: 'List tasks, newest first',
-  description: `One page of tasks matching the filters, newest first; follow \`next_cursor\` (or the \`Link\` header) for the next page. ${PAGING_RULE} ${LIST_RULE}`,
+  description: `One page of tasks matching the filters (\`state\`, \`kind\`, \`target\`, and \`q\`, a search of the store name and the error), newest first; follow \`next_cursor\` (or the \`Link\` header) for the next page. ${PAGING_RULE} ${LIST_RULE}`,
   security: OPEN,
   request: {
     query: z.object({
       state: TaskStateSchema.optional().describe('Only tasks in this state'),
       kind: TaskKindSchema.optional().describe('Only tasks of this kind'),
       target: TargetSchema.optional().describe('Only tasks of this store'),
+      q: z
+        .string()
+        .min(1)
+        .max(200)
+        .optional()
+        .describe(
+          "Only tasks whose store name or `error` contains this text, ignoring case (1–200 characters); `total` and the pages count only those. A master older than this parameter ignores it: check the master's version before relying on it",
+        ),
       limit: Limit,
       cursor: TaskId.optional().describe('`next_cursor` of the previous page: only tasks older than this id'),
     }),

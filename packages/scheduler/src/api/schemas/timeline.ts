@@ -38,7 +38,9 @@ export const CooldownDetailSchema = z
       .describe(
         'The entry as the cooldown list serves it (record, park in force, `state`, `gating`); null when it has neither a failure record nor a park in force',
       ),
-    policy: PolicySchema.describe('The cooldown policy of the master that answered'),
+    // No description of its own: a described copy would take the `CooldownPolicy` component's
+    // place, and the policy route would then answer an `allOf` instead of the released `$ref`.
+    policy: PolicySchema,
     applies: z
       .boolean()
       .describe("Whether this master's policy runs the cooldown for this kind (on, and the kind listed)"),
