@@ -72,6 +72,7 @@ const Spec = {
     state: TaskStateSchema.optional(),
     kind: TaskKindSchema.optional(),
     target: TargetSchema.optional(),
+    q: z.string().min(1).max(200).optional(),
     limit: Limit,
     cursor: TaskId.optional(),
   }),
@@ -83,8 +84,9 @@ const Spec = {
       all: z.enum(['true', 'false', '1', '0']).optional(),
       limit: z.coerce.number().int().min(1).max(200).optional(),
       cursor: z.never().optional(),
-      state: z.enum(['cooling', 'parked', 'below', 'lapsed']).optional(),
+      state: z.enum(['cooling', 'parked', 'below', 'lapsed', 'any']).optional(),
       sort: z.enum(['until', 'failures', 'last_failure']).optional(),
+      q: z.string().min(1).max(200).optional(),
     })
     .refine((q) =>
       q.limit === undefined
@@ -92,7 +94,18 @@ const Spec = {
         : q.all === undefined,
     ),
   // A mutation refuses a query parameter it does not know (docs/ARCHITECTURE.md §3.4).
-  resetCooldowns: z.object({ kind: TaskKindSchema.optional() }).strict(),
+  // The bulk reset takes the list's filter (an absent state is every state) and a dry run.
+  resetCooldowns: z
+    .object({
+      kind: TaskKindSchema.optional(),
+      state: z.enum(['cooling', 'parked', 'below', 'lapsed', 'any']).optional(),
+      q: z.string().min(1).max(200).optional(),
+      dry_run: z
+        .enum(['true', 'false', '1', '0'])
+        .transform((v) => v === 'true' || v === '1')
+        .optional(),
+    })
+    .strict(),
   stores: z.object({
     search: z
       .string()
@@ -146,6 +159,21 @@ const StorePage = z
   .object({ stores: z.array(StoreRow), total: z.number().int(), next_cursor: z.string().nullable() })
   .strict();
 const Deleted = z.object({ deleted: z.number().int().nonnegative() }).strict();
+/** A bulk reset's answer: `deleted` as before its filter, and the bulk result. */
+const BulkReset = z
+  .object({
+    deleted: z.number().int().nonnegative(),
+    dry_run: z.boolean(),
+    count: z.number().int().nonnegative(),
+    done: z.number().int().nonnegative(),
+    entries: z.array(CooldownView),
+  })
+  .strict();
+/** Whether a served entry matches a search as the API documents it: store name or last error, ignoring case. */
+const searched = (c: { target: string; last_error: string }, q: string | undefined): boolean =>
+  q === undefined ||
+  c.target.toLowerCase().includes(q.toLowerCase()) ||
+  c.last_error.toLowerCase().includes(q.toLowerCase());
 /** Every status the API may answer a loopback client with while etcd is up. */
 const STATUSES_UP = [200, 202, 400, 404, 413, 415];
 
@@ -796,7 +824,7 @@ describe('API under hostile input (etcd up)', () => {
   });
 
   it('answers hostile task-list queries with 200 exactly when the query is valid, else a JSON 400, and filters what it lists', async () => {
-    const q = queryArb(['state', 'kind', 'target', 'limit', 'cursor'], queryValue);
+    const q = queryArb(['state', 'kind', 'target', 'limit', 'cursor', 'q'], queryValue);
     const ok = successes();
     await fc.assert(
       fc.asyncProperty(q, async (query) => {
@@ -820,6 +848,7 @@ describe('API under hostile input (etcd up)', () => {
                 ...(f.kind ? { kind: f.kind } : {}),
                 ...(f.target ? { target: f.target } : {}),
               });
+              if (f.q !== undefined) expect(searched({ target: t.target, last_error: t.error ?? '' }, f.q)).toBe(true);
             }
           }
         }
@@ -899,9 +928,12 @@ describe('API under hostile input (etcd up)', () => {
     const request = fc.oneof(
       fc.record({
         op: fc.constant('list' as const),
-        query: queryArb(['kind', 'all', 'limit', 'state', 'sort'], cooldownValue),
+        query: queryArb(['kind', 'all', 'limit', 'state', 'sort', 'q'], cooldownValue),
       }),
-      fc.record({ op: fc.constant('reset-all' as const), query: queryArb(['kind'], cooldownValue) }),
+      fc.record({
+        op: fc.constant('reset-all' as const),
+        query: queryArb(['kind', 'state', 'q', 'dry_run'], cooldownValue),
+      }),
       fc.record({ op: fc.constant('reset-one' as const), kind: kindSeg, target: targetSeg }),
     );
     const ok = successes();
@@ -935,15 +967,32 @@ describe('API under hostile input (etcd up)', () => {
           if (r.query.encoded) expect(x.status, show(x)).toBe(valid.success ? 200 : 400);
           if (x.status === 200 && r.op === 'list') {
             const list = bodyOf(x, z.array(CooldownView));
-            if (r.query.encoded && valid.success && valid.data.kind) {
-              for (const c of list) expect(c.kind).toBe(valid.data.kind);
+            if (r.query.encoded && valid.success) {
+              const f = Spec.listCooldowns.parse(queryObject(r.query));
+              for (const c of list) {
+                if (f.kind) expect(c.kind).toBe(f.kind);
+                expect(searched(c, f.q), `${c.target} matches ${f.q}`).toBe(true);
+              }
             }
           }
           if (x.status === 200 && r.op === 'reset-all') {
-            const { deleted } = bodyOf(x, Deleted);
+            const body = bodyOf(x, BulkReset);
+            expect(body.deleted).toBe(body.done);
+            expect(body.entries).toHaveLength(Math.min(body.count, 100));
+            const after = (await m.store.listCooldowns({ all: true })).map((c) => `${c.kind}/${c.target}`);
+            expect(after.length).toBe(before.size - body.done);
             if (r.query.encoded && valid.success) {
-              const kind = valid.data.kind;
-              expect(deleted).toBe([...before].filter((k) => !kind || k.startsWith(`${kind}/`)).length);
+              const f = Spec.resetCooldowns.parse(queryObject(r.query));
+              for (const c of body.entries) {
+                if (f.kind) expect(c.kind).toBe(f.kind);
+                if (f.state && f.state !== 'any') expect(c.state).toBe(f.state);
+                expect(searched(c, f.q)).toBe(true);
+              }
+              if (f.dry_run) expect(body.done).toBe(0);
+              else if (f.state === undefined && f.q === undefined) {
+                // Every record of the kind, whatever its state: as the reset before its filter did.
+                expect(body.done).toBe([...before].filter((k) => !f.kind || k.startsWith(`${f.kind}/`)).length);
+              }
             }
           }
         }

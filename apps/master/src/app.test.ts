@@ -106,14 +106,15 @@ describe('HTTP API', () => {
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({ error: "no cooldown or park for compact 'c0'" });
     const bulk = await m.request('/api/v1/scheduler/cooldowns?kind=compact', { method: 'DELETE' });
-    expect(await bulk.json()).toEqual({ deleted: 2 });
+    // `deleted` as before the filter, beside the bulk result.
+    expect(await bulk.json()).toMatchObject({ deleted: 2, dry_run: false, count: 2, done: 2 });
     expect(await (await m.request('/metrics')).text()).toContain(
       'master_cooldown_cleared_total{kind="compact",reason="operator"} 3',
     );
     // Without a kind: every kind's records, each counted under its own kind.
     await m.store.recordFailure('compact', 'c9', 'z1', 'boom', 'target');
     const everything = await m.request('/api/v1/scheduler/cooldowns', { method: 'DELETE' });
-    expect(await everything.json()).toEqual({ deleted: 2 });
+    expect(await everything.json()).toMatchObject({ deleted: 2, done: 2 });
     expect(await m.store.listCooldowns({ all: true })).toEqual([]);
     const metrics = await (await m.request('/metrics')).text();
     expect(metrics).toContain('master_cooldown_cleared_total{kind="compact",reason="operator"} 4');
@@ -251,8 +252,22 @@ describe('HTTP API', () => {
         expect(cooling?.until).toBe(new Date(cooling!.until_ms!).toISOString());
         expect(cooldowns.find((c) => c?.failures === 1)?.until).toBeNull();
       });
+      // Each event of the store's timeline, as it commits: the manual run and the reset name who.
+      await eventually(() => {
+        const timeline = messages.flatMap((x) => (x.event === 'timeline' ? [x.data.event] : []));
+        expect(timeline.map((e) => e.type)).toEqual([
+          'manual_run',
+          'failure',
+          'failure',
+          'failure',
+          'window_opened',
+          'reset',
+        ]);
+        expect(timeline[0]).toMatchObject({ by: '127.0.0.1', task_id: task.id });
+        expect(timeline.at(-1)).toMatchObject({ by: '127.0.0.1', failures: 3 });
+      });
       for (const x of messages) {
-        if (x.event === 'task' || x.event === 'task_deleted' || x.event === 'cooldown') {
+        if (x.event === 'task' || x.event === 'task_deleted' || x.event === 'cooldown' || x.event === 'timeline') {
           expect(x.id).toBe(String(x.data.revision));
         }
       }

@@ -7,6 +7,7 @@ import { errorHandler, invalidRequest, notFound } from './http/errors.js';
 import { httpMetrics } from './http/http-metrics.js';
 import { mutationGuard } from './http/mutation-guard.js';
 import { clusterRoutes } from './routes/cluster.js';
+import { cooldownDetailRoutes } from './routes/cooldown-detail.js';
 import { cooldownRoutes } from './routes/cooldowns.js';
 import { eventRoutes } from './routes/events.js';
 import { fleetRoutes } from './routes/fleet.js';
@@ -45,8 +46,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use('/api/v1/*', mutationGuard(deps.apiToken));
 
   app.route('/', taskRoutes({ store, metrics, lists: taskLists, runs }));
-  app.route('/', cooldownRoutes({ store, clock, logger, metrics, events, probe, runs }));
-  app.route('/', policyRoutes(deps.policy ?? store.policy, store.masterId, runs));
+  const policy = deps.policy ?? store.policy;
+  app.route('/', cooldownRoutes({ store, clock, logger, metrics, events, probe }));
+  app.route('/', cooldownDetailRoutes({ store, clock, policy, runs }));
+  app.route('/', policyRoutes(policy, store.masterId, runs));
   app.route('/', storeRoutes({ store, clock }));
   app.route('/', fleetRoutes({ store, workers: deps.workers, features }));
   app.route('/', clusterRoutes({ store, logger, features }));

@@ -39,6 +39,22 @@ export interface CooldownPageQuery {
   readonly state?: CooldownStateFilter | undefined;
   /** The order (default `until`). */
   readonly sort?: CooldownSort | undefined;
+  /** Only entries whose store name or last error contains this text, ignoring case. */
+  readonly q?: string | undefined;
+}
+
+/** What a bulk action selects: the list's filter, where an absent state is every state. */
+export interface CooldownSelection {
+  readonly kind?: TaskKind | undefined;
+  /** Absent: every state (`any`), unlike a page. */
+  readonly state?: CooldownStateFilter | undefined;
+  readonly q?: string | undefined;
+}
+
+/** One entry a bulk action selected: its view, and whether it has a failure record to reset. */
+export interface SelectedEntry {
+  readonly view: CooldownView;
+  readonly hasRecord: boolean;
 }
 
 /** One page, encoded once and shared by every request that asks for it until something changes. */
@@ -159,6 +175,15 @@ function decodeCursor(cursor: string, sort: CooldownSort): Position {
   return { value: value ?? missing, kind, target };
 }
 
+/**
+ * Whether `e` matches a search (`q`, lowercased): its store name or its last error contains it,
+ * ignoring case. A park's reason is not searched: the list's `q` is about failures and names.
+ */
+function found(e: Entry, needle: string | undefined): boolean {
+  if (needle === undefined) return true;
+  return e.target.toLowerCase().includes(needle) || (e.cooldown?.last_error.toLowerCase().includes(needle) ?? false);
+}
+
 function matches(state: CooldownState | undefined, filter: CooldownStateFilter | undefined): boolean {
   if (state === undefined) return false;
   if (filter === 'any') return true;
@@ -262,13 +287,6 @@ export class CooldownIndex {
     return true;
   }
 
-  /** Forgets every cooldown record (of one kind, or all) after this master's bulk reset. */
-  clearCooldowns(kind: TaskKind | undefined): void {
-    for (const e of [...this.#entries.values()]) {
-      if (e.cooldown && (!kind || e.kind === kind)) this.applyCooldown(e.kind, e.target, undefined, LOCAL_REVISION);
-    }
-  }
-
   /** The served view of (kind, target) at `nowMs`, or null when it has neither a record nor a park in force. */
   view(kind: TaskKind, target: string, nowMs: number): CooldownView | null {
     const e = this.#entries.get(`${kind}/${target}`);
@@ -279,11 +297,12 @@ export class CooldownIndex {
    * The unpaged list, in key order (kind, then target): windows open and parks in force, and with
    * `all` every other record too (below the threshold, lapsed).
    */
-  list(kind: TaskKind | undefined, all: boolean, nowMs: number): CooldownView[] {
+  list(kind: TaskKind | undefined, all: boolean, nowMs: number, q?: string): CooldownView[] {
     this.#refresh(nowMs);
+    const needle = q?.toLowerCase();
     const out: CooldownView[] = [];
     for (const e of this.#sortedBy('key')) {
-      if (kind && e.kind !== kind) continue;
+      if ((kind && e.kind !== kind) || !found(e, needle)) continue;
       const view = cooldownView(e.cooldown, e.park, nowMs, this.policy);
       if (!view) continue;
       if (view.state === 'cooling' || view.state === 'parked' || all) out.push(view);
@@ -292,12 +311,12 @@ export class CooldownIndex {
   }
 
   /** {@link CooldownIndex.list}, encoded once and shared by every request until something changes. */
-  listBody(kind: TaskKind | undefined, all: boolean, nowMs: number): JsonBytes<CooldownView[]> {
+  listBody(kind: TaskKind | undefined, all: boolean, nowMs: number, q?: string): JsonBytes<CooldownView[]> {
     this.#refresh(nowMs);
-    const key = `${kind ?? ''}|${all}`;
+    const key = `${kind ?? ''}|${all}|${q ?? ''}`;
     let body = this.#lists.get(key);
     if (!body) {
-      body = encodeJson(this.list(kind, all, nowMs));
+      body = encodeJson(this.list(kind, all, nowMs, q));
       // Keyed by any well-formed kind a reader names: bounded as the pages are.
       if (this.#lists.size >= PAGE_CACHE_ENTRIES) this.#lists.clear();
       this.#lists.set(key, body);
@@ -309,10 +328,13 @@ export class CooldownIndex {
   page(query: CooldownPageQuery, nowMs: number): CooldownPage {
     this.#refresh(nowMs);
     const sort = query.sort ?? 'until';
-    const pageKey = `${sort}|${query.kind ?? ''}|${query.state ?? ''}|${query.limit}|${query.cursor ?? ''}`;
+    const pageKey = JSON.stringify([sort, query.kind, query.state, query.limit, query.cursor, query.q]);
     const kept = this.#pages.get(pageKey);
     if (kept) return kept;
-    const matching = this.#matching(sort, query.kind, query.state, nowMs);
+    const needle = query.q?.toLowerCase();
+    // A search is filtered per request, not kept: its lists would be as many as the texts asked.
+    const filtered = this.#matching(sort, query.kind, query.state, nowMs);
+    const matching = needle === undefined ? filtered : filtered.filter((e) => found(e, needle));
     let from = 0;
     if (query.cursor !== undefined) {
       const after = decodeCursor(query.cursor, sort);
@@ -340,6 +362,22 @@ export class CooldownIndex {
     if (this.#pages.size >= PAGE_CACHE_ENTRIES) this.#pages.clear();
     this.#pages.set(pageKey, page);
     return page;
+  }
+
+  /**
+   * Every entry matching a bulk action's selection at `nowMs`, in the paged list's default order
+   * (`until`): absent `state` selects every state.
+   */
+  select(selection: CooldownSelection, nowMs: number): SelectedEntry[] {
+    this.#refresh(nowMs);
+    const needle = selection.q?.toLowerCase();
+    const out: SelectedEntry[] = [];
+    for (const e of this.#matching('until', selection.kind, selection.state ?? 'any', nowMs)) {
+      if (!found(e, needle)) continue;
+      const view = cooldownView(e.cooldown, e.park, nowMs, this.policy);
+      if (view) out.push({ view, hasRecord: e.cooldown !== undefined });
+    }
+    return out;
   }
 
   /** Parks in force per kind at `nowMs`: the `master_task_parked` gauge. */

@@ -11,6 +11,7 @@ import {
   type TaskKind,
   TaskKindSchema,
   TaskRecordSchema,
+  TimelineEventSchema,
   type Watch,
   type WatchEvent,
   targetFromHex,
@@ -18,7 +19,7 @@ import {
 } from '@maintd/core';
 // The events' shapes are part of the API's route definitions (the OpenAPI document's event
 // payload components), so that the document and the stream cannot drift apart.
-import type { MaintdEvent } from '@maintd/scheduler/api';
+import { type MaintdEvent, timelineEventView } from '@maintd/scheduler/api';
 import type { Logger } from 'pino';
 import { CooldownIndex } from './cooldown-index.js';
 import { TaskWatch } from './task-watch.js';
@@ -31,9 +32,9 @@ const TASK_WATCH_WAIT_MS = 2000;
 const LOAD_PAGE = 1000;
 
 /**
- * Fans task, cooldown and park changes out to subscribers, from one etcd watch per prefix per
- * process (not one per client), and keeps the {@link CooldownIndex} of cooldown records and
- * parks current from the same watches. Re-opens its watches after a failure, each from the last
+ * Fans task, cooldown, park and timeline changes out to subscribers, from one etcd watch per
+ * prefix per process (not one per client), and keeps the {@link CooldownIndex} of cooldown
+ * records and parks current from the same watches. Re-opens its watches after a failure, each from the last
  * revision it saw, so a brief etcd outage loses no event; a watch that can no longer resume (its
  * history compacted) re-reads the index from the store. The task watch is a {@link TaskWatch},
  * open only while it is used.
@@ -153,6 +154,7 @@ export class EventHub {
   async #run(): Promise<void> {
     const cool = this.#keys.cooldownPrefix();
     const parked = this.#keys.parkedPrefix();
+    const timeline = this.#keys.timelinePrefix();
     while (!this.#stop.signal.aborted) {
       const dead = new AbortController();
       try {
@@ -171,6 +173,11 @@ export class EventHub {
         this.#watches = [];
         this.#watches.push(await this.#kv.watch(cool, (events) => this.#onCooldowns(cool, events), opts(cool)));
         this.#watches.push(await this.#kv.watch(parked, (events) => this.#onParks(parked, events), opts(parked)));
+        // Events carry no history, so the timeline needs no load: its watch starts now, and
+        // resumes from the last event it saw after a break it can resume from.
+        this.#watches.push(
+          await this.#kv.watch(timeline, (events) => this.#onTimeline(timeline, events), opts(timeline)),
+        );
         this.#live = true;
         this.#generation++;
         // Either may have fired while the watches were being opened.
@@ -198,17 +205,6 @@ export class EventHub {
   /** Reads every cooldown record and park into the index; returns the revision of each prefix's first read. */
   async #loadIndex(cool: string, parked: string): Promise<[number, number]> {
     const [cooldowns, parks] = await Promise.all([readAll(this.#kv, cool), readAll(this.#kv, parked)]);
-    const records = <T>(
-      prefix: string,
-      kvs: readonly KeyValue[],
-      schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
-    ): { kind: TaskKind; target: string; record: T; revision: number }[] =>
-      kvs.flatMap((kv) => {
-        const at = keyTarget(prefix, kv.key);
-        const parsed = schema.safeParse(safeJson(kv.value));
-        // A record another version wrote (or a hand edit) is left out, as the lists' reads would fail on it.
-        return at && parsed.success ? [{ ...at, record: parsed.data, revision: kv.modRevision }] : [];
-      });
     this.cooldowns.load(
       records<TaskCooldown>(cool, cooldowns.kvs, TaskCooldownSchema),
       records<ParkRecord>(parked, parks.kvs, ParkRecordSchema),
@@ -261,6 +257,22 @@ export class EventHub {
     }
   }
 
+  /**
+   * A `timeline` event per event added to a pair's timeline. Deletions are trims and prunes of old
+   * events, not news: they are not sent. Nothing is decoded while nobody streams.
+   */
+  #onTimeline(prefix: string, events: readonly WatchEvent[]): void {
+    for (const e of events) {
+      this.#resume.set(prefix, e.modRevision + 1);
+      if (e.type === 'delete' || this.#listeners.size === 0) continue;
+      const parsed = TimelineEventSchema.safeParse(safeJson(e.value));
+      // A newer release's event with a field this one does not know still parses (and is sent
+      // without it); one that does not parse at all is left out, as the lists leave it out.
+      if (parsed.success)
+        this.#emit({ type: 'timeline', revision: e.modRevision, event: timelineEventView(parsed.data) });
+    }
+  }
+
   /** A `cooldown` event with the entry as it stands now: record and park merged, or null when neither is left. */
   #emitEntry(kind: TaskKind, target: string, revision: number): void {
     this.#emit({
@@ -299,6 +311,20 @@ function keyTarget(prefix: string, key: string): { kind: TaskKind; target: strin
   const kind = TaskKindSchema.safeParse(kindText);
   if (!kind.success || !hex || extra !== undefined) return undefined;
   return { kind: kind.data, target: targetFromHex(hex) };
+}
+
+/** The records of a read of `P/<prefix>/<kind>/<hex>` keys, each with its pair and revision. */
+function records<T>(
+  prefix: string,
+  kvs: readonly KeyValue[],
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+): { kind: TaskKind; target: string; record: T; revision: number }[] {
+  return kvs.flatMap((kv) => {
+    const at = keyTarget(prefix, kv.key);
+    const parsed = schema.safeParse(safeJson(kv.value));
+    // A record another version wrote (or a hand edit) is left out, as the lists' reads would fail on it.
+    return at && parsed.success ? [{ ...at, record: parsed.data, revision: kv.modRevision }] : [];
+  });
 }
 
 /** Every key under `prefix`, in pages; the revision is that of the first page. */

@@ -13,6 +13,10 @@ const VALID: Record<string, { readonly path: string; readonly init: RequestInit 
   },
   resetCooldown: { path: '/api/v1/scheduler/cooldowns/merge_wal/store-1', init: { method: 'DELETE' } },
   resetCooldowns: { path: '/api/v1/scheduler/cooldowns?kind=merge_wal', init: { method: 'DELETE' } },
+  parkTargets: {
+    path: '/api/v1/scheduler/cooldowns?kind=merge_wal&q=quota',
+    init: { ...jsonBody({ reason: 'quota' }), method: 'PUT' },
+  },
   patchCluster: { path: '/api/v1/cluster', init: { ...jsonBody({ preserve_downgrade: true }), method: 'PATCH' } },
 };
 
@@ -51,16 +55,32 @@ describe('a query parameter or body field the API does not know', () => {
     return body.error;
   };
 
-  it('refuses a filtered dry run of the bulk reset with 400 naming both parameters, and resets nothing', async () => {
+  it('answers a filtered dry run of the bulk reset with its count and resets nothing', async () => {
     const before = await snapshot();
     const res = await m.request('/api/v1/scheduler/cooldowns?kind=merge_wal&q=quota&dry_run=true', {
       method: 'DELETE',
     });
-    expect(res.status).toBe(400);
-    expect(await errorOf(res)).toBe("unknown query parameters 'q', 'dry_run'");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      dry_run: true,
+      count: 1,
+      done: 0,
+      deleted: 0,
+      entries: [{ kind: 'merge_wal', target: 'store-1', last_error: 'quota exceeded' }],
+    });
     expect((await m.store.listCooldowns({ all: true })).map((c) => c.target)).toEqual(['store-1', 'store-2']);
     expect(await snapshot()).toEqual(before);
     expect(await (await m.request('/metrics')).text()).not.toMatch(/^master_cooldown_cleared_total\{/m);
+  });
+
+  it('refuses a bulk reset with a parameter of a later release, naming each, and resets nothing', async () => {
+    const before = await snapshot();
+    const res = await m.request('/api/v1/scheduler/cooldowns?kind=merge_wal&older_than=1h&confirm=yes', {
+      method: 'DELETE',
+    });
+    expect(res.status).toBe(400);
+    expect(await errorOf(res)).toBe("unknown query parameters 'older_than', 'confirm'");
+    expect(await snapshot()).toEqual(before);
   });
 
   it('covers every mutation of the OpenAPI document with a request it would accept', () => {
@@ -73,9 +93,10 @@ describe('a query parameter or body field the API does not know', () => {
     async ({ id }) => {
       const { path, init } = VALID[id]!;
       const before = await snapshot();
-      const res = await m.request(withQuery(path, 'dry_run=true'), init);
+      // A parameter no release defines, as a later release's would be to this one.
+      const res = await m.request(withQuery(path, 'confirm=yes'), init);
       expect(res.status).toBe(400);
-      expect(await errorOf(res)).toBe("unknown query parameter 'dry_run'");
+      expect(await errorOf(res)).toBe("unknown query parameter 'confirm'");
       expect(await snapshot()).toEqual(before);
     },
   );
@@ -110,9 +131,9 @@ describe('a query parameter or body field the API does not know', () => {
   });
 
   it('names an unknown parameter before a malformed known one', async () => {
-    const res = await m.request('/api/v1/scheduler/cooldowns?kind=Re-pair&q=quota', { method: 'DELETE' });
+    const res = await m.request('/api/v1/scheduler/cooldowns?kind=Re-pair&confirm=yes', { method: 'DELETE' });
     expect(res.status).toBe(400);
-    expect(await errorOf(res)).toBe("unknown query parameter 'q'");
+    expect(await errorOf(res)).toBe("unknown query parameter 'confirm'");
   });
 
   it('refuses unknown body fields of a park and an enqueue with 400 naming them, and writes nothing', async () => {
@@ -131,10 +152,10 @@ describe('a query parameter or body field the API does not know', () => {
 
   it('ignores an unknown query parameter on a read, which changes nothing', async () => {
     const plain = await m.request('/api/v1/scheduler/cooldowns?all=true');
-    const searched = await m.request('/api/v1/scheduler/cooldowns?all=true&q=quota');
+    const searched = await m.request('/api/v1/scheduler/cooldowns?all=true&older_than=1h');
     expect(searched.status).toBe(200);
     expect(await searched.json()).toEqual(await plain.json());
     expect((await m.request('/api/v1/tasks?limit=5&dry_run=true')).status).toBe(200);
-    expect((await m.request('/api/v1/scheduler/cooldowns?limit=5&q=quota')).status).toBe(200);
+    expect((await m.request('/api/v1/scheduler/cooldowns?limit=5&older_than=1h')).status).toBe(200);
   });
 });

@@ -9,20 +9,52 @@ import {
 } from '@maintd/core';
 import type { Metrics } from '@maintd/scheduler';
 import {
+  BULK_SAMPLE_MAX,
+  type BulkResult,
   cooldownView,
   listCooldownsRoute,
   parkRoute,
+  parkTargetsRoute,
   resetCooldownRoute,
   resetCooldownsRoute,
 } from '@maintd/scheduler/api';
 import type { Logger } from 'pino';
-import { CooldownIndex, LOCAL_REVISION } from '../cooldown-index.js';
+import { countBounded } from '../bounded.js';
+import { CooldownIndex, type CooldownSelection, LOCAL_REVISION, type SelectedEntry } from '../cooldown-index.js';
 import type { EventHub } from '../events.js';
 import { type AppEnv, operatorOf } from '../http/context.js';
 import { sendJson } from '../http/json-bytes.js';
 import { nextLinks } from '../http/next-link.js';
 import { createRouter } from '../http/router.js';
 import type { StoreProbe } from '../store-probe.js';
+
+/**
+ * Per-store writes a bulk action keeps in flight: enough for the store's group commit to batch
+ * them into few transactions, few enough not to crowd out the scheduler's own.
+ */
+const BULK_CONCURRENCY = 16;
+
+/** A park's end from its request: absent is until released; one not in the future is refused. */
+function parkUntil(until: string | undefined, now: number): number | null {
+  if (until === undefined) return null;
+  const untilMs = Date.parse(until);
+  if (!(untilMs > now)) {
+    throw new ValidationError(`invalid until: must be in the future (now is ${new Date(now).toISOString()})`, {
+      field: 'until',
+    });
+  }
+  return untilMs;
+}
+
+/** What a bulk action answers besides its count done: the matches and the first of them, before. */
+function bulkResult(matches: readonly SelectedEntry[], dryRun: boolean, done: number): BulkResult {
+  return {
+    dry_run: dryRun,
+    count: matches.length,
+    done,
+    entries: matches.slice(0, BULK_SAMPLE_MAX).map((m) => m.view),
+  };
+}
 
 /** What the cooldown and park routes need. */
 export interface CooldownRoutesDeps {
@@ -32,8 +64,6 @@ export interface CooldownRoutesDeps {
   readonly metrics: Metrics;
   readonly events: EventHub | undefined;
   readonly probe: StoreProbe;
-  /** The kinds this master runs (its registry's). */
-  readonly runs: readonly TaskKind[];
 }
 
 /**
@@ -43,7 +73,7 @@ export interface CooldownRoutesDeps {
  * built from a read of both prefixes.
  */
 export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
-  const { store, clock, logger, metrics, events: hub, probe, runs } = deps;
+  const { store, clock, logger, metrics, events: hub, probe } = deps;
   const withNextLink = nextLinks();
 
   const index = async (kind: TaskKind | undefined): Promise<CooldownIndex> => {
@@ -59,6 +89,15 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
     return CooldownIndex.from(cooldowns, parks, store.policy);
   };
 
+  /** The entries a bulk action's filter selects now, and the log line's fields for it. */
+  const select = async (
+    filter: CooldownSelection,
+  ): Promise<{ matches: SelectedEntry[]; logged: Record<string, unknown> }> => {
+    const matches = (await index(filter.kind)).select(filter, clock.now());
+    const logged = { kind: filter.kind ?? 'all', state: filter.state ?? 'any', q: filter.q, count: matches.length };
+    return { matches, logged };
+  };
+
   return createRouter()
     .openapi(listCooldownsRoute, async (c) => {
       const q = c.req.valid('query');
@@ -72,13 +111,13 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
         ] as const) {
           if (value !== undefined) throw new ValidationError(`invalid ${field}: needs limit (a paged list)`, { field });
         }
-        return sendJson(c, (await index(q.kind)).listBody(q.kind, q.all ?? false, clock.now()), 200);
+        return sendJson(c, (await index(q.kind)).listBody(q.kind, q.all ?? false, clock.now(), q.q), 200);
       }
       if (q.all !== undefined) {
         throw new ValidationError('invalid all: a paged list filters with state instead', { field: 'all' });
       }
       const page = (await index(q.kind)).page(
-        { limit: q.limit, cursor: q.cursor, kind: q.kind, state: q.state, sort: q.sort },
+        { limit: q.limit, cursor: q.cursor, kind: q.kind, state: q.state, sort: q.sort, q: q.q },
         clock.now(),
       );
       return sendJson(
@@ -92,15 +131,7 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
       const { kind, target } = c.req.valid('param');
       const body = c.req.valid('json');
       const now = clock.now();
-      let untilMs: number | null = null;
-      if (body.until !== undefined) {
-        untilMs = Date.parse(body.until);
-        if (!(untilMs > now)) {
-          throw new ValidationError(`invalid until: must be in the future (now is ${new Date(now).toISOString()})`, {
-            field: 'until',
-          });
-        }
-      }
+      const untilMs = parkUntil(body.until, now);
       const by = operatorOf(c);
       const park: ParkRecord = await store.park(kind, target, { reason: body.reason, by, untilMs });
       const cooldown: TaskCooldown | undefined = await store.getCooldown(kind, target);
@@ -111,36 +142,59 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
     })
     .openapi(resetCooldownRoute, async (c) => {
       const { kind, target } = c.req.valid('param');
-      const [cleared, released] = await Promise.all([store.clearCooldown(kind, target), store.unpark(kind, target)]);
+      const by = { by: operatorOf(c) };
+      const [cleared, released] = await Promise.all([
+        store.clearCooldown(kind, target, by),
+        store.unpark(kind, target, by),
+      ]);
       if (!cleared && !released) {
         return c.json({ error: `no cooldown or park for ${kind} '${target}'` }, 404);
       }
       if (cleared) {
         hub?.cooldowns.applyCooldown(kind, target, undefined, LOCAL_REVISION);
         metrics.cooldownCleared.inc({ kind, reason: 'operator' });
-        logger.info({ kind, target }, 'cooldown reset by operator');
+        logger.info({ kind, target, by: by.by }, 'cooldown reset by operator');
       }
       if (released) {
         hub?.cooldowns.applyPark(kind, target, undefined, LOCAL_REVISION);
-        logger.info({ kind, target }, 'target released by operator');
+        logger.info({ kind, target, by: by.by }, 'target released by operator');
       }
       return c.json({ deleted: Number(cleared) + Number(released) }, 200);
     })
+    .openapi(parkTargetsRoute, async (c) => {
+      const { dry_run: dryRun = false, ...filter } = c.req.valid('query');
+      const body = c.req.valid('json');
+      const untilMs = parkUntil(body.until, clock.now());
+      const { matches, logged } = await select(filter);
+      if (dryRun) return c.json(bulkResult(matches, true, 0), 200);
+      const by = operatorOf(c);
+      // Each park is its own transaction with its own timeline event, as a single park is.
+      const done = await countBounded(matches, BULK_CONCURRENCY, async ({ view }) => {
+        const park = await store.park(view.kind, view.target, { reason: body.reason, by, untilMs });
+        // This master's next read shows the park even before its watch reports it.
+        hub?.cooldowns.applyPark(view.kind, view.target, park, LOCAL_REVISION);
+        return true;
+      });
+      logger.info({ ...logged, done, reason: body.reason, by, until_ms: untilMs }, 'targets parked by operator');
+      return c.json(bulkResult(matches, false, done), 200);
+    })
     .openapi(resetCooldownsRoute, async (c) => {
-      const { kind } = c.req.valid('query');
-      // Kind by kind, even for all of them: master_cooldown_cleared_total counts per kind. All of
-      // them are the kinds this master runs and those of the records there are, whoever runs them.
-      const kinds = kind
-        ? [kind]
-        : new Set([...runs, ...(await store.listCooldowns({ all: true })).map((r) => r.kind)]);
-      let deleted = 0;
-      for (const k of kinds) {
-        const n = await store.clearCooldowns(k);
-        if (n > 0) metrics.cooldownCleared.inc({ kind: k, reason: 'operator' }, n);
-        deleted += n;
-      }
-      hub?.cooldowns.clearCooldowns(kind);
-      if (deleted > 0) logger.info({ kind: kind ?? 'all', deleted }, 'cooldowns reset by operator');
-      return c.json({ deleted }, 200);
+      const { dry_run: dryRun = false, ...filter } = c.req.valid('query');
+      const selected = await select(filter);
+      // A park alone has no record to reset: it does not match a reset.
+      const matches = selected.matches.filter((m) => m.hasRecord);
+      const logged = { ...selected.logged, count: matches.length };
+      if (dryRun) return c.json({ ...bulkResult(matches, true, 0), deleted: 0 }, 200);
+      const by = { by: operatorOf(c) };
+      const done = await countBounded(matches, BULK_CONCURRENCY, async ({ view }) => {
+        const cleared = await store.clearCooldown(view.kind, view.target, by);
+        if (cleared) {
+          hub?.cooldowns.applyCooldown(view.kind, view.target, undefined, LOCAL_REVISION);
+          metrics.cooldownCleared.inc({ kind: view.kind, reason: 'operator' });
+        }
+        return cleared;
+      });
+      logger.info({ ...logged, done, by: by.by }, 'cooldowns reset by operator');
+      return c.json({ ...bulkResult(matches, false, done), deleted: done }, 200);
     });
 }

@@ -2,7 +2,7 @@ import { type ListTasksQuery, type TaskKind, type TaskStore, ValidationError } f
 import type { Metrics } from '@maintd/scheduler';
 import { enqueueRoute, getTaskRoute, listTasksRoute } from '@maintd/scheduler/api';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from '../http/context.js';
+import { type AppEnv, operatorOf } from '../http/context.js';
 import { sendJson } from '../http/json-bytes.js';
 import { nextLinks } from '../http/next-link.js';
 import { createRouter } from '../http/router.js';
@@ -33,6 +33,8 @@ export function taskRoutes(deps: {
       const res = await store
         .enqueue(body.kind, body.target, {
           source: 'manual',
+          // Who asked: the task's `manual_run` timeline event names them.
+          by: operatorOf(c),
           ...(body.depends_on ? { dependsOn: body.depends_on } : {}),
         })
         .finally(() => lists.clear());
@@ -46,6 +48,7 @@ export function taskRoutes(deps: {
         ...(q.state ? { state: q.state } : {}),
         ...(q.kind ? { kind: q.kind } : {}),
         ...(q.target ? { target: q.target } : {}),
+        ...(q.q !== undefined ? { q: q.q } : {}),
         ...(q.cursor ? { cursor: q.cursor } : {}),
       };
       const page = await lists.read(query);
