@@ -328,7 +328,8 @@ export class CooldownIndex {
   page(query: CooldownPageQuery, nowMs: number): CooldownPage {
     this.#refresh(nowMs);
     const sort = query.sort ?? 'until';
-    const pageKey = JSON.stringify([sort, query.kind, query.state, query.limit, query.cursor, query.q]);
+    // `q` last: every field before it is free of `|`, so the key is unambiguous whatever `q` holds.
+    const pageKey = `${sort}|${query.kind ?? ''}|${query.state ?? ''}|${query.limit}|${query.cursor ?? ''}|${query.q ?? ''}`;
     const kept = this.#pages.get(pageKey);
     if (kept) return kept;
     const needle = query.q?.toLowerCase();
