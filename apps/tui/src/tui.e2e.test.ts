@@ -243,7 +243,7 @@ describe('maintd-top in a real terminal against a real master', () => {
     }
   });
 
-  it('shows the broken store cooling with its cause first; c then y resets it; p parks it with a reason and u releases it; it rides out a master restart', async () => {
+  it('shows the broken store cooling with its cause first and, on Enter, its timeline (failures, who reset and parked it); c then y resets it; p parks it with a reason and u releases it; it rides out a master restart; / then P parks every match after confirming the master’s count', async () => {
     const [broken] = sim!.broken;
     expect(sim!.broken).toHaveLength(1);
     // The count against the master's threshold (2, read from its policy endpoint).
@@ -269,9 +269,16 @@ describe('maintd-top in a real terminal against a real master', () => {
     expect(s.split('\n').filter((l) => l.startsWith('maintd-top '))).toHaveLength(1);
     expect(s.split('\n').filter((l) => l.includes('1 Overview'))).toHaveLength(1);
 
-    // The detail pane has the whole error, cause first, and the target's history.
+    // The detail pane has the whole error, cause first, and the pair's timeline: its failures,
+    // each with its count, class and error, from one request to the master's detail route.
     keys('Enter');
-    s = await waitForScreen('the detail pane', (x) => x.includes('History of this target') && x.includes('.lance'));
+    s = await waitForScreen(
+      'the detail pane with the timeline',
+      (x) => /Timeline \(\d+, newest first\)/.test(x) && /failure\s+#2 · target · http:\/\//.test(x),
+    );
+    expect(s).toMatch(/failure\s+#1 · target · http:\/\/127\.0\.0\.1:\d+: HTTP 500: Not found/);
+    expect(s).toMatch(/window_opened\s+\S+ window · until \d\d:\d\d:\d\d · after 2 failures/);
+    expect(s).not.toContain('History of this target');
     expect(s).toMatch(
       new RegExp(`cause\\s+http://127\\.0\\.0\\.1:\\d+: HTTP 500: Not found: /data/${broken}\\.lance/data/`),
     );
@@ -309,6 +316,20 @@ describe('maintd-top in a real terminal against a real master', () => {
       new RegExp(`merge_wal ${broken}\\s+parked .*fragment lost, restore planned Monday \\(parked by token@`).test(x),
     );
     expect(s).toContain(`parked merge_wal ${broken}: fragment lost, restore planned Monday`);
+    // Its timeline says who reset it and who parked it, and why, above its failures.
+    keys('Enter');
+    s = await waitForScreen('the timeline with the park', (x) =>
+      /parked\s+by token@127\.0\.0\.1 · fragment lost, restore planned Monday · until released/.test(x),
+    );
+    expect(s).toMatch(/reset\s+by token@127\.0\.0\.1 · 2 failures/);
+    // Newest first: the park, the failures since the reset (it failed twice again), the reset.
+    const timelineText = s.slice(s.indexOf('Timeline'));
+    const at = (re: RegExp): number => timelineText.search(re);
+    expect(at(/parked\s+by/)).toBeLessThan(at(/failure\s+#2/));
+    expect(at(/failure\s+#2/)).toBeLessThan(at(/failure\s+#1/));
+    expect(at(/failure\s+#1/)).toBeLessThan(at(/reset\s+by/));
+    keys('Escape');
+    await waitForScreen('the list again', (x) => x.includes('CAUSE'));
     const parked = (await (await fetch(`${url}/api/v1/scheduler/cooldowns?state=parked&limit=10`)).json()) as {
       target: string;
       parked?: { reason: string; by: string };
@@ -364,5 +385,34 @@ describe('maintd-top in a real terminal against a real master', () => {
       await fetch(`${url}/api/v1/tasks?kind=compact&target=${encodeURIComponent(target)}&limit=10`)
     ).json()) as { tasks: { source: string }[] };
     expect(runs.tasks.map((t) => t.source)).toContain('manual');
-  }, 90_000);
+
+    // A bulk park over a search: the master's dry run counts the matches, the dialog confirms
+    // that count, the same filter parks them, and the rows show parked.
+    keys('3', '/');
+    keys('-l', 'not found');
+    keys('Enter');
+    await waitForScreen('the search', (x) => x.includes('/not found') && cooling.test(x));
+    keys('P');
+    await waitForScreen('the bulk reason prompt', (x) => x.includes("Park every store matching 'not found'?"));
+    keys('-l', 'bulk: fragments lost');
+    keys('Enter');
+    s = await waitForScreen('the bulk confirm', (x) => /Park \d+ stores? matching 'not found'\?/.test(x));
+    const count = Number(/Park (\d+) stores? matching/.exec(s)![1]);
+    const matches = (await (
+      await fetch(`${url}/api/v1/scheduler/cooldowns?limit=200&state=any&q=not%20found`)
+    ).json()) as unknown[];
+    expect(count).toBe(matches.length);
+    expect(s).toContain(`merge_wal ${broken}`);
+    keys('y');
+    s = await waitForScreen('the bulk notice', (x) => x.includes(`parked ${count} matching 'not found'`));
+    await waitForScreen('the rows parked', (x) =>
+      new RegExp(`merge_wal ${broken}\\s+parked .*bulk: fragments lost \\(parked by token@`).test(x),
+    );
+    const bulkParked = (await (await fetch(`${url}/api/v1/scheduler/cooldowns?state=parked&limit=200`)).json()) as {
+      target: string;
+      parked?: { reason: string };
+    }[];
+    expect(bulkParked).toHaveLength(count);
+    expect(bulkParked.every((c) => c.parked?.reason === 'bulk: fragments lost')).toBe(true);
+  }, 120_000);
 });

@@ -497,7 +497,7 @@ export interface components {
       failures?: number;
       /** @description Length of the window opened, in milliseconds */
       window_ms?: number;
-      /** @description End of the window opened, or of the park (null: until released), in ms since the Unix epoch */
+      /** @description End of the window opened, or of the park (null: until released), in milliseconds since the Unix epoch */
       until_ms?: number | null;
       /** @description Who did it (operator actions): `token@<client address>` or the client address */
       by?: string;
