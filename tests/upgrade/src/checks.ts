@@ -47,7 +47,18 @@ export interface Replay {
   readonly sweepTasks: number;
   /** The latest cooldown record per `<kind> <target>`. */
   readonly cooldowns: ReadonlyMap<string, Record<string, unknown>>;
+  /**
+   * Holds (a task record turned `held`, or a `held/` key written) while an N-1 master was
+   * registered, or before the cluster record had {@link HELD_TASKS} on: N-1 cannot read the
+   * state, so N may hold nothing while one lives (docs/ARCHITECTURE.md §2.7, §2.8).
+   */
+  readonly heldViolations: string[];
+  /** Holds seen (task records turned `held`). */
+  readonly holds: number;
 }
+
+/** The cluster feature under which N holds the automatic tasks of parked pairs. */
+export const HELD_TASKS = 'held_tasks';
 
 /** How long after a window or park is written a sweep may still miss it (read, then enqueue). */
 export const GATE_GRACE_MS = 2000;
@@ -76,6 +87,12 @@ export function replay(
   let sweepTasks = 0;
   /** Who ran each sweep job last (sweep marks). */
   const sweeper = new Map<string, string>();
+  const heldViolations: string[] = [];
+  let holds = 0;
+  /** The registrations at this revision (`masters/<id>`: present exactly while its session is). */
+  const registered = new Set<string>();
+  /** The features the cluster record has switched on at this revision. */
+  let enabled: readonly string[] = [];
 
   for (let i = 0; i < changes.length;) {
     const revision = changes[i]!.revision;
@@ -88,6 +105,27 @@ export function replay(
     const failedNow = new Map<string, Release | undefined>();
     const succeededNow = new Set<string>();
 
+    // Registrations and the feature gates first: no transaction writes them with a hold.
+    for (const c of group) {
+      if (c.key.startsWith('masters/')) {
+        const id = c.key.slice('masters/'.length);
+        if (c.value) registered.add(id);
+        else registered.delete(id);
+      } else if (c.key === 'cluster' && c.value) {
+        const features = Array.isArray(c.value.features) ? (c.value.features as { name?: unknown }[]) : [];
+        enabled = features.flatMap((f) => (typeof f.name === 'string' ? [f.name] : []));
+      }
+    }
+    /** Judges one hold written at this revision. */
+    const held = (what: string): void => {
+      // A master of an unknown release (one the test started only to see it refused) is left out:
+      // it stops before its first claim, and so misreads nothing.
+      const olds = [...registered].filter((m) => releaseOf(m) === 'N-1').sort();
+      if (olds.length > 0) heldViolations.push(`@${revision} ${what} while N-1 masters ${olds.join(', ')} live`);
+      if (!enabled.includes(HELD_TASKS)) heldViolations.push(`@${revision} ${what} before ${HELD_TASKS} was on`);
+    };
+    for (const c of group.filter((x) => x.key.startsWith('held/') && x.value)) held(`held key ${c.key}`);
+
     for (const c of group.filter((x) => x.key.startsWith('tasks/'))) {
       const id = c.key.slice('tasks/'.length);
       const list = tasks.get(id) ?? [];
@@ -97,6 +135,10 @@ export function replay(
       tasks.set(id, list);
       if (!record || own) continue;
       const pair = pairKey(record.kind, record.target);
+      if (record.state === 'held' && prev?.state !== 'held') {
+        holds++;
+        held(`${id} (${pair}) held`);
+      }
       if (!prev && record.source === 'sweep') {
         sweepTasks++;
         const window = cooldowns.get(pair);
@@ -196,6 +238,8 @@ export function replay(
     parkedSweepsOf,
     sweepTasks,
     cooldowns: new Map([...cooldowns].map(([k, v]) => [k, v.value])),
+    heldViolations,
+    holds,
   };
 }
 

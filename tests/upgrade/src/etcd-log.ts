@@ -9,19 +9,20 @@ export interface Change {
   readonly seenAt: number;
   /** Key relative to the prefix, e.g. `tasks/<id>`, `cooldown/merge_wal/<hex>`. */
   readonly key: string;
-  /** The raw JSON written (unknown fields and all), or undefined for a delete. */
+  /** The raw JSON written (unknown fields and all; `{}` for an empty value), or undefined for a delete. */
   readonly value: Record<string, unknown> | undefined;
 }
 
 /** Markers written so far (each marker write has a new value, so etcd always records it). */
 let markers = 0;
-/** The parts of the keyspace the checks replay. */
-const KEPT = ['tasks/', 'cooldown/', 'parked/', 'sweeps/', 'masters/'];
+/** The parts of the keyspace the checks replay (`cluster`: the one record of the feature gates). */
+const KEPT = ['tasks/', 'cooldown/', 'parked/', 'held/', 'sweeps/', 'masters/', 'cluster'];
 
 /**
  * Every write to the parts of `P/` the checks need, in revision order, from one etcd watch
  * (re-opened from the last revision seen if it dies; the test's etcd never compacts). One watch,
- * so that tasks, cooldowns, parks and sweep marks are totally ordered against each other: the
+ * so that tasks, cooldowns, parks, holds, sweep marks, registrations and the cluster record are
+ * totally ordered against each other: the
  * checks replay them and judge each record at the revision it was written.
  */
 export class EtcdLog {
@@ -60,7 +61,9 @@ export class EtcdLog {
     if (!e.key.startsWith(this.#prefix)) return;
     const key = e.key.slice(this.#prefix.length);
     if (!KEPT.some((k) => key.startsWith(k))) return;
-    const value = e.type === 'put' ? (JSON.parse(e.value) as Record<string, unknown>) : undefined;
+    // A `held/` key's value is empty: present is all it says.
+    const value =
+      e.type === 'put' ? (e.value === '' ? {} : (JSON.parse(e.value) as Record<string, unknown>)) : undefined;
     this.#changes.push({ revision: e.modRevision, seenAt, key, value });
   }
 

@@ -11,6 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Random, keysFor, seededRandom } from '@maintd/core';
+import { featureNames } from '@maintd/scheduler';
 import { type EtcdServer, freePort, startEtcd } from '@maintd/core/testing';
 import { Api } from '@maintd/faults/harness/api';
 import { Cleanup } from '@maintd/faults/harness/cluster-fixture';
@@ -26,7 +27,7 @@ import {
   type ReleaseN,
   buildReleaseN,
 } from './build-n.js';
-import { type Release, judgeTasks, judgeWorkerCalls, replay } from './checks.js';
+import { HELD_TASKS, type Release, judgeTasks, judgeWorkerCalls, replay } from './checks.js';
 import { Dashboard, cleanLive } from './dashboard.js';
 import { EtcdLog } from './etcd-log.js';
 import { type Binaries, Host, type Service, type Workers, metric, startExporter, startWorkers } from './fleet.js';
@@ -76,6 +77,11 @@ const MASTER_ENV = {
 const N_TOP = join(REPO, 'apps/tui/bin/maintd-top.js');
 /** N's extra kind sweeps too. */
 const N_ENV = { [EXTRA_KIND_ENV.interval]: '3' };
+/**
+ * The cluster features N understands: the workspace's registry (`held_tasks`, the first real one)
+ * and the synthetic one build-n.ts adds. N-1 (0.1.0) understands none.
+ */
+const N_FEATURES = [...featureNames(), EXTRA_FEATURE].sort();
 
 /**
  * A generator for one use of the seed: xoroshiro's first draws from nearby small seeds are close
@@ -203,6 +209,8 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
 
   it('adds the extra kind, with a pool and a metric of its own, to N as one kind file and its registry entry', async () => {
     expect(n.diff).toEqual(EXPECTED_DIFF);
+    // The gate is rolled with both: the release's own feature, and the one the test adds.
+    expect(N_FEATURES).toEqual([HELD_TASKS, EXTRA_FEATURE]);
     // The copy compiles as the scheduler does: the two places are all a kind needs.
     expect(await n.typecheck()).toBe('');
   });
@@ -298,7 +306,9 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     const releasedAt = performance.now();
     await eventually(async () => {
       const body = JSON.parse((await api(pick(live())).raw('/masters')).text) as MastersBody;
-      expect(body.cluster?.features?.find((f) => f.name === EXTRA_FEATURE)?.state).toBe('enabled');
+      expect(body.cluster?.features?.map((f) => `${f.name} ${f.state}`)).toEqual(
+        N_FEATURES.map((name) => `${name} enabled`),
+      );
     }, 20_000);
     figures.feature_enabled_ms = Math.round(performance.now() - releasedAt);
     const refused = await runNode(n1.maintd, [], {
@@ -310,7 +320,10 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
       MASTER_PORT: String(await freePort()),
     });
     expect(refused.code, `N-1 after the feature is on:\n${refused.out.slice(-2000)}`).toBe(2);
-    expect(refused.out).toContain(`is older than its cluster: feature(s) ${EXTRA_FEATURE} are switched on`);
+    expect(refused.out).toContain('is older than its cluster: feature(s) ');
+    // It names every feature it lacks: both of N's are on.
+    const lacking = /older than its cluster: feature\(s\) (.*?) are switched on/.exec(refused.out)?.[1];
+    expect(lacking?.split(', ').sort(), refused.out.slice(-2000)).toEqual(N_FEATURES);
     log('feature', { enabled_after_ms: figures.feature_enabled_ms, n1_exit: refused.code });
 
     // ---- quiesce: stop the load and the masters; one N master with no sweeps drains the queue ---
@@ -394,6 +407,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
       answers_503: answers.filter((a) => a.status === 503).length,
       answers_refused: answers.filter((a) => a.status === 0).length,
       watch_resumes: etcdLog.resumes,
+      holds: r.holds,
     });
     log('figures', figures);
 
@@ -446,6 +460,9 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     expect(r.countViolations, 'failure counts').toEqual([]);
     expect(r.countedBy['N-1']).toBeGreaterThan(0);
     expect(r.countedBy.N).toBeGreaterThan(0);
+    // N holds no task while an N-1 master lives, nor before held_tasks is on (N-1 cannot read
+    // the state); preserve_downgrade kept it off through the roll, so here it holds none.
+    expect(r.heldViolations, 'holds while N-1 lived or before held_tasks was on').toEqual([]);
     // Windows opened by one version gate the other's sweeps; parks are honoured by both.
     expect(r.gateViolations, 'sweeps inside windows or parks').toEqual([]);
     expect(r.windowsBy.N).toBeGreaterThan(0);
@@ -536,6 +553,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
         const rep = replay(etcdLog.changes(), releaseOf, (j) => JOB_KIND[j], injected);
         expect(rep.countViolations, `${step}: failure counts`).toEqual([]);
         expect(rep.gateViolations, `${step}: sweeps inside windows or parks`).toEqual([]);
+        expect(rep.heldViolations, `${step}: holds while N-1 lived or before ${HELD_TASKS} was on`).toEqual([]);
         const served = await a.cooldowns(true);
         const servedCounts = Object.fromEntries(
           served.filter((c) => c.failures > 0).map((c) => [`${c.kind} ${c.target}`, c.failures]),
@@ -579,8 +597,9 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
 
     /**
      * The cluster-features gate (docs/ARCHITECTURE.md §2.8) as `GET /api/v1/masters` says it:
-     * while an N-1 master lives, N's feature waits for exactly the N-1 masters (and N logs that it
-     * behaves as N-1); once only N runs, `preserve_downgrade` holds it off; nothing switches it on.
+     * while an N-1 master lives, each of N's features (`held_tasks` and the test's own) waits for
+     * exactly the N-1 masters (and N logs that it behaves as N-1); once only N runs,
+     * `preserve_downgrade` holds them off; nothing switches one on.
      */
     function checkClusterFeatures(step: string, body: MastersBody): void {
       const ids = (r: Release): string[] =>
@@ -590,30 +609,33 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
           .sort();
       const [olds, news] = [ids('N-1'), ids('N')];
       expect(body.cluster?.preserve_downgrade, `${step}: preserve_downgrade`).toBe(true);
-      const feature = body.cluster?.features?.find((f) => f.name === EXTRA_FEATURE);
+      const features = body.cluster?.features ?? [];
       if (news.length === 0) {
-        expect(feature, `${step}: no master knows ${EXTRA_FEATURE}`).toBeUndefined();
+        expect(features, `${step}: no master knows a feature`).toEqual([]);
         return;
       }
       expect(
-        {
-          ...feature,
-          understood_by: [...(feature?.understood_by ?? [])].sort(),
-          waiting_for: [...(feature?.waiting_for ?? [])].sort(),
-        },
-        `${step}: ${EXTRA_FEATURE}`,
-      ).toEqual({
-        name: EXTRA_FEATURE,
-        state: olds.length > 0 ? 'waiting' : 'held',
-        understood_by: news,
-        waiting_for: olds,
-        enabled_at: null,
-      });
+        features.map((f) => ({
+          ...f,
+          understood_by: [...f.understood_by].sort(),
+          waiting_for: [...f.waiting_for].sort(),
+        })),
+        `${step}: ${N_FEATURES.join(', ')}`,
+      ).toEqual(
+        N_FEATURES.map((name) => ({
+          name,
+          state: olds.length > 0 ? 'waiting' : 'held',
+          understood_by: news,
+          waiting_for: olds,
+          enabled_at: null,
+        })),
+      );
       if (olds.length > 0) {
         for (const h of live().filter((x) => x.current!.release === 'N'))
-          expect(h.current!.child.output(), `${step}: ${h.current!.id} says it waits`).toContain(
-            `${EXTRA_FEATURE} waits for`,
-          );
+          for (const name of N_FEATURES)
+            expect(h.current!.child.output(), `${step}: ${h.current!.id} says ${name} waits`).toContain(
+              `${name} waits for`,
+            );
       }
     }
   }, 290_000);
