@@ -404,7 +404,7 @@ describe('maintd-top in a real terminal against a real master', () => {
     expect(count).toBe(matches.length);
     expect(s).toContain(`merge_wal ${broken}`);
     keys('y');
-    s = await waitForScreen('the bulk notice', (x) => x.includes(`parked ${count} matching 'not found'`));
+    await waitForScreen('the bulk notice', (x) => x.includes(`parked ${count} matching 'not found'`));
     await waitForScreen('the rows parked', (x) =>
       new RegExp(`merge_wal ${broken}\\s+parked .*bulk: fragments lost \\(parked by token@`).test(x),
     );
