@@ -13,7 +13,7 @@ describe('the cluster feature gates over the API', () => {
     await m.close();
   });
 
-  /** Registers a master of a newer release, as its session would, understanding `held_tasks`. */
+  /** Registers a master of a newer release, as its session would, understanding `held_tasks` and a feature of its own. */
   const registerNewer = (): Promise<unknown> =>
     m.kv.put(
       m.store.keys.master('newer-1'),
@@ -25,7 +25,7 @@ describe('the cluster feature gates over the API', () => {
         started_at: 0,
         pools: { general: 4 },
         kinds: ['merge_wal', 'compact', 'index_id'],
-        features: ['held_tasks'],
+        features: ['held_tasks', 'quarantine'],
         region: 'eu-1',
       }),
     );
@@ -40,8 +40,8 @@ describe('the cluster feature gates over the API', () => {
     };
     expect(body.masters.map((x) => [x.id, x.features])).toEqual(
       expect.arrayContaining([
-        [m.config.masterId, []],
-        ['newer-1', ['held_tasks']],
+        [m.config.masterId, ['held_tasks']],
+        ['newer-1', ['held_tasks', 'quarantine']],
       ]),
     );
     expect(body.cluster).toEqual({
@@ -50,6 +50,13 @@ describe('the cluster feature gates over the API', () => {
       features: [
         {
           name: 'held_tasks',
+          state: 'ready',
+          understood_by: [m.config.masterId, 'newer-1'].sort(),
+          waiting_for: [],
+          enabled_at: null,
+        },
+        {
+          name: 'quarantine',
           state: 'waiting',
           understood_by: ['newer-1'],
           waiting_for: [m.config.masterId],
@@ -62,7 +69,14 @@ describe('the cluster feature gates over the API', () => {
   it('holds new features off with PATCH /api/v1/cluster, naming who, and lets them on again', async () => {
     const held = await patch({ preserve_downgrade: true });
     expect(held.status).toBe(200);
-    expect(await held.json()).toEqual({ versions: ['0.0.0'], preserve_downgrade: true, features: [] });
+    // This release's own feature, which every live master understands, is held off.
+    expect(await held.json()).toEqual({
+      versions: ['0.0.0'],
+      preserve_downgrade: true,
+      features: [
+        { name: 'held_tasks', state: 'held', understood_by: [m.config.masterId], waiting_for: [], enabled_at: null },
+      ],
+    });
     expect(await m.store.cluster.read()).toMatchObject({ preserve_downgrade: true, updated_by: '127.0.0.1' });
     const masters = (await (await m.request('/api/v1/masters')).json()) as { cluster: { preserve_downgrade: boolean } };
     expect(masters.cluster.preserve_downgrade).toBe(true);

@@ -241,7 +241,8 @@ describe('the maintd binary', () => {
     const kv = new EtcdKv({ endpoints });
     try {
       const record = {
-        features: [{ name: 'held_tasks', enabled_at: 1, enabled_by: 'newer-1' }],
+        // A feature of a later release: this one's own (held_tasks) it would understand.
+        features: [{ name: 'quarantine', enabled_at: 1, enabled_by: 'newer-1' }],
         preserve_downgrade: false,
         updated_at: 1,
         updated_by: 'newer-1',
@@ -257,7 +258,7 @@ describe('the maintd binary', () => {
       const fatal = logLines(out).find((l) => l.level === 60);
       expect(fatal?.msg).toMatch(
         new RegExp(
-          `^this maintd \\(${VERSION.replaceAll('.', '\\.')}\\) is older than its cluster: feature\\(s\\) held_tasks are switched on`,
+          `^this maintd \\(${VERSION.replaceAll('.', '\\.')}\\) is older than its cluster: feature\\(s\\) quarantine are switched on`,
         ),
       );
       expect((await kv.range(`${prefix}/masters/`)).count).toBe(0);
