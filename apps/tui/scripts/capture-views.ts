@@ -81,6 +81,16 @@ try {
   tmux('send-keys', '-t', 'top', '-l', 'fragment lost, restore planned Monday');
   await shot('Park confirm dialog', 'Enter');
   await shot('3 Cooldowns, parked', 'y');
+  await shot('Detail pane: the timeline, with the park (Enter)', 'Enter');
+  tmux('send-keys', '-t', 'top', 'Escape');
+  await sleep(300);
+  tmux('send-keys', '-t', 'top', '/');
+  tmux('send-keys', '-t', 'top', '-l', 'not found');
+  await shot('3 Cooldowns, searched (/)', 'Enter');
+  await shot('Bulk park: the reason (P)', 'P');
+  tmux('send-keys', '-t', 'top', '-l', 'restore planned Monday');
+  await shot('Bulk park: the master’s count', 'Enter');
+  await shot('3 Cooldowns, bulk-parked', 'y');
   await shot('1 Overview, with the park', '1');
   await shot('4 Stores', '4');
   await shot('5 Workers', '5');
