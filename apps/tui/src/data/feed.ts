@@ -150,9 +150,8 @@ export class FleetFeed implements FleetSource {
   }
 
   /**
-   * The Tasks view reads the master's matches of its search (`GET /tasks?q=`) beside the newest
-   * tasks, so a search finds tasks older than the newest page. The Cooldowns view needs nothing:
-   * the whole list is read anyway.
+   * The Tasks view's search is read from the master too (`GET /tasks?q=`, beside the newest page):
+   * it finds older tasks. Cooldowns need nothing: the whole list is read anyway.
    */
   search(view: string, q: string): void {
     if (view !== 'tasks' || q === this.#taskSearch) return;
@@ -245,18 +244,8 @@ export class FleetFeed implements FleetSource {
     if (signal.aborted) return;
 
     // A search not asked for is no answer: only reads that were made say whether the master is there.
-    const results: PromiseSettledResult<unknown>[] = [
-      masters,
-      workers,
-      stores,
-      recent,
-      queued,
-      running,
-      metrics,
-      cooldowns,
-      policy,
-      ...(search ? [found] : []),
-    ];
+    const reads = [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy];
+    const results: PromiseSettledResult<unknown>[] = search ? [...reads, found] : reads;
     const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     // Any HTTP answer (even a 503) means the master is there; only when nothing answered is it gone.
     const answered = results.some((r) => r.status === 'fulfilled' || r.reason instanceof ApiError);
