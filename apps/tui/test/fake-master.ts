@@ -202,6 +202,7 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
       });
     }
     if (req.method === 'GET' && path === '/api/v1/tasks') {
+      if (state.legacy && q.get('state') === 'held') return json(res, 400, { error: 'state: invalid option' });
       const limit = Number(q.get('limit') ?? 50);
       // `q`: a case-insensitive substring of the store name or the error (a 0.1.0 master ignores it).
       const search = state.legacy ? '' : (q.get('q') ?? '').toLowerCase();

@@ -283,6 +283,34 @@ describe('FleetFeed coalescing and re-reads', () => {
     await until(feed, (x) => x.data.tasks?.has(old.id) === false);
   });
 
+  it('reads held tasks however old they are; a master that refuses state=held costs only them', async () => {
+    const f = await fake();
+    const base = { kind: 'merge_wal', source: 'sweep' as const, enqueued_at: 1, attempt: 0 };
+    const heldTask = {
+      ...base,
+      id: '01a23766-0000-7000-8000-000000000001',
+      target: 'parked-store',
+      state: 'held' as const,
+      held_at: 2,
+      held_reason: 'parked by ops: disk swap',
+    };
+    f.state.tasks.push(heldTask);
+    for (let i = 0; i < 200; i++)
+      f.state.tasks.push({
+        ...base,
+        id: `01a23766-0000-7000-9000-${String(i).padStart(12, '0')}`,
+        target: `s${i}`,
+        state: 'done',
+      });
+    const feed = feedFor(f.url);
+    const s = await until(feed, (x) => x.data.tasks?.has(heldTask.id) === true);
+    expect(s.data.tasks?.get(heldTask.id)?.held_reason).toBe('parked by ops: disk swap');
+    f.state.legacy = true;
+    f.state.tasks.shift();
+    await until(feed, (x) => x.data.tasks?.has(heldTask.id) === false);
+    expect(feed.getSnapshot().connection.error).toBeUndefined();
+  });
+
   it('reads the policy with the first full read and again after the stream reconnects', async () => {
     const f = await fake();
     const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });

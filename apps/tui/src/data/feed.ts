@@ -56,6 +56,20 @@ export interface FeedOptions {
 export const RECENT_TASKS = 200;
 /** Stores beyond which the stores list is re-read less often than every refresh. */
 export const LARGE_FLEET = 1000;
+/**
+ * Tasks read beside the newest page: the held ones (a park keeps them back however old they are,
+ * docs/ARCHITECTURE.md §2.7) and the master's matches of the Tasks view's search (`q=`). Each read
+ * that fails costs only its rows (a master that predates `held` refuses the state; a 0.1.0 one
+ * ignores `q`, and the view filters what it holds): it never resolves to an error.
+ */
+async function extraTasks(c: MaintdClient, search: string, signal: AbortSignal): Promise<Task[]> {
+  const reads = await Promise.allSettled([
+    c.tasks({ state: 'held', limit: RECENT_TASKS }, signal),
+    search ? c.searchTasks(search, RECENT_TASKS, signal) : Promise.resolve(undefined),
+  ]);
+  return reads.flatMap((r) => (r.status === 'fulfilled' && r.value ? r.value.tasks : []));
+}
+
 /** The first wait before an event-stream reconnect (it doubles up to `maxBackoffMs`). */
 const FIRST_BACKOFF_MS = 250;
 
@@ -205,8 +219,7 @@ export class FleetFeed implements FleetSource {
     this.#fullWanted = false;
     this.#replay = [];
     const page = (q: Parameters<MaintdClient['tasks']>[0]): Promise<TaskPage> => c.tasks(q, signal);
-    const search = this.#taskSearch;
-    const [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy, found] =
+    const [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy, extra] =
       await Promise.allSettled([
         c.masters(signal),
         c.workers(signal),
@@ -219,7 +232,7 @@ export class FleetFeed implements FleetSource {
         // The policy is read with every full read: at start, after a reconnect (the master may
         // have restarted with other settings) and on refresh.
         full ? c.policy(signal) : Promise.resolve(undefined),
-        search ? c.searchTasks(search, RECENT_TASKS, signal) : Promise.resolve(undefined),
+        extraTasks(c, this.#taskSearch, signal),
       ]);
     // The kinds known before this read, and those the masters just registered: a kind counts
     // from the read that first shows it.
@@ -243,9 +256,7 @@ export class FleetFeed implements FleetSource {
     }
     if (signal.aborted) return;
 
-    // A search not asked for is no answer: only reads that were made say whether the master is there.
-    const reads = [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy];
-    const results: PromiseSettledResult<unknown>[] = search ? [...reads, found] : reads;
+    const results = [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy];
     const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     // Any HTTP answer (even a 503) means the master is there; only when nothing answered is it gone.
     const answered = results.some((r) => r.status === 'fulfilled' || r.reason instanceof ApiError);
@@ -277,8 +288,7 @@ export class FleetFeed implements FleetSource {
     const parksBefore = cooldowns.status === 'fulfilled' && cooldowns.value ? parksIn(data.cooldowns, now) : undefined;
     if (recent.status === 'fulfilled' && queued.status === 'fulfilled' && running.status === 'fulfilled') {
       const all: Task[] = [...recent.value.tasks, ...queued.value.tasks, ...running.value.tasks];
-      // A failed search read keeps none of its earlier matches: the view filters what it has.
-      if (found.status === 'fulfilled' && found.value) all.push(...found.value.tasks);
+      if (extra.status === 'fulfilled') all.push(...extra.value);
       const tasks = pruneTasks(
         mergeInto(
           data.tasks,
