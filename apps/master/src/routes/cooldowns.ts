@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import pMap from 'p-map';
 import {
   type Clock,
   type ParkRecord,
@@ -19,7 +20,6 @@ import {
   resetCooldownsRoute,
 } from '@maintd/scheduler/api';
 import type { Logger } from 'pino';
-import { countBounded } from '../bounded.js';
 import { CooldownIndex, type CooldownSelection, LOCAL_REVISION, type SelectedEntry } from '../cooldown-index.js';
 import type { EventHub } from '../events.js';
 import { type AppEnv, operatorOf } from '../http/context.js';
@@ -169,12 +169,16 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
       if (dryRun) return c.json(bulkResult(matches, true, 0), 200);
       const by = operatorOf(c);
       // Each park is its own transaction with its own timeline event, as a single park is.
-      const done = await countBounded(matches, BULK_CONCURRENCY, async ({ view }) => {
-        const park = await store.park(view.kind, view.target, { reason: body.reason, by, untilMs });
-        // This master's next read shows the park even before its watch reports it.
-        hub?.cooldowns.applyPark(view.kind, view.target, park, LOCAL_REVISION);
-        return true;
-      });
+      const parked = await pMap(
+        matches,
+        async ({ view }) => {
+          const park = await store.park(view.kind, view.target, { reason: body.reason, by, untilMs });
+          // This master's next read shows the park even before its watch reports it.
+          hub?.cooldowns.applyPark(view.kind, view.target, park, LOCAL_REVISION);
+        },
+        { concurrency: BULK_CONCURRENCY },
+      );
+      const done = parked.length;
       logger.info({ ...logged, done, reason: body.reason, by, until_ms: untilMs }, 'targets parked by operator');
       return c.json(bulkResult(matches, false, done), 200);
     })
@@ -186,14 +190,19 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
       const logged = { ...selected.logged, count: matches.length };
       if (dryRun) return c.json({ ...bulkResult(matches, true, 0), deleted: 0 }, 200);
       const by = { by: operatorOf(c) };
-      const done = await countBounded(matches, BULK_CONCURRENCY, async ({ view }) => {
-        const cleared = await store.clearCooldown(view.kind, view.target, by);
-        if (cleared) {
-          hub?.cooldowns.applyCooldown(view.kind, view.target, undefined, LOCAL_REVISION);
-          metrics.cooldownCleared.inc({ kind: view.kind, reason: 'operator' });
-        }
-        return cleared;
-      });
+      const cleared = await pMap(
+        matches,
+        async ({ view }) => {
+          const reset = await store.clearCooldown(view.kind, view.target, by);
+          if (reset) {
+            hub?.cooldowns.applyCooldown(view.kind, view.target, undefined, LOCAL_REVISION);
+            metrics.cooldownCleared.inc({ kind: view.kind, reason: 'operator' });
+          }
+          return reset;
+        },
+        { concurrency: BULK_CONCURRENCY },
+      );
+      const done = cleared.filter(Boolean).length;
       logger.info({ ...logged, done, by: by.by }, 'cooldowns reset by operator');
       return c.json({ ...bulkResult(matches, false, done), deleted: done }, 200);
     });

@@ -1,3 +1,4 @@
+import pMap from 'p-map';
 import { ContentionError } from '../errors.js';
 import { targetFromHex } from '../keys.js';
 import type { KeyValue, Lease } from '../kv/port.js';
@@ -323,14 +324,10 @@ export class CooldownStore {
       const [k, hex] = found.key.slice(prefix.length).split('/');
       if (k !== undefined && hex !== undefined) pairs.push({ kind: k, target: targetFromHex(hex) });
     }
-    let reset = 0;
-    for (let i = 0; i < pairs.length; i += BULK_RESET_CONCURRENCY) {
-      const done = await Promise.all(
-        pairs.slice(i, i + BULK_RESET_CONCURRENCY).map((p) => this.clearCooldown(p.kind, p.target, actor)),
-      );
-      reset += done.filter(Boolean).length;
-    }
-    return reset;
+    const reset = await pMap(pairs, (p) => this.clearCooldown(p.kind, p.target, actor), {
+      concurrency: BULK_RESET_CONCURRENCY,
+    });
+    return reset.filter(Boolean).length;
   }
 
   async getCooldown(kind: TaskKind, target: string): Promise<TaskCooldown | undefined> {
