@@ -1,6 +1,6 @@
 import { FakeClock } from '@maintd/core';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { KEY, NOW, fakeApi, mountApp, sampleFleet, store, task } from '../test/app-harness.js';
+import { describe, expect, it, vi } from 'vitest';
+import { KEY, NOW, fakeApi, type mountApp, mountedEach, sampleFleet, store, task } from '../test/app-harness.js';
 import { cooldown, park, policy, startFakeMaster } from '../test/fake-master.js';
 import { MaintdClient } from './api/client.js';
 import type { Cooldown } from './api/types.js';
@@ -8,15 +8,7 @@ import { FleetFeed } from './data/feed.js';
 import { EMPTY_FLEET, type FleetData, applyEvents, cooldownMap } from './state/fleet.js';
 
 type Mounted = ReturnType<typeof mountApp>;
-const mounted: Mounted[] = [];
-function mount(...args: Parameters<typeof mountApp>): Mounted {
-  const m = mountApp(...args);
-  mounted.push(m);
-  return m;
-}
-afterEach(() => {
-  for (const m of mounted.splice(0)) m.unmount();
-});
+const mount = mountedEach();
 
 const ESC = '\u001b';
 

@@ -1,17 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { KEY, fakeApi, mountApp, sampleFleet } from '../test/app-harness.js';
+import { describe, expect, it } from 'vitest';
+import { KEY, fakeApi, mountedEach, sampleFleet } from '../test/app-harness.js';
 import { ApiError } from './api/client.js';
 
-type Mounted = ReturnType<typeof mountApp>;
-const mounted: Mounted[] = [];
-function mount(...args: Parameters<typeof mountApp>): Mounted {
-  const m = mountApp(...args);
-  mounted.push(m);
-  return m;
-}
-afterEach(() => {
-  for (const m of mounted.splice(0)) m.unmount();
-});
+const mount = mountedEach();
 
 const entries = sampleFleet().cooldowns!.values();
 /** The master's dry run: 14 matches, of which it lists the first. */

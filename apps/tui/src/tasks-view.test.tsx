@@ -1,17 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { KEY, NOW, mountApp, sampleFleet, task } from '../test/app-harness.js';
+import { describe, expect, it } from 'vitest';
+import { KEY, NOW, mountedEach, sampleFleet, task } from '../test/app-harness.js';
 import { taskMap } from '../test/task-map.js';
 
-type Mounted = ReturnType<typeof mountApp>;
-const mounted: Mounted[] = [];
-function mount(...args: Parameters<typeof mountApp>): Mounted {
-  const m = mountApp(...args);
-  mounted.push(m);
-  return m;
-}
-afterEach(() => {
-  for (const m of mounted.splice(0)) m.unmount();
-});
+const mount = mountedEach();
 
 const held = task(9, {
   target: 'parked-store',

@@ -4,6 +4,7 @@
  */
 import { stripVTControlCharacters } from 'node:util';
 import { render } from 'ink-testing-library';
+import { afterEach } from 'vitest';
 import { type ActionApi } from '../src/actions.js';
 import type { DetailAnswer } from '../src/api/client.js';
 import { App, type AppProps } from '../src/App.js';
@@ -246,5 +247,21 @@ export function mountApp(options: MountOptions = {}) {
       now = t;
     },
     unmount: (): void => ink.unmount(),
+  };
+}
+
+/**
+ * A `mountApp` whose apps are unmounted after each test: call once at the top of a test file,
+ * so that no test leaves an app rendering into the next one.
+ */
+export function mountedEach(): (options?: MountOptions) => ReturnType<typeof mountApp> {
+  const mounted: ReturnType<typeof mountApp>[] = [];
+  afterEach(() => {
+    for (const m of mounted.splice(0)) m.unmount();
+  });
+  return (options) => {
+    const m = mountApp(options);
+    mounted.push(m);
+    return m;
   };
 }

@@ -1,20 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { KEY, NOW, fakeApi, mountApp, sampleFleet } from '../../test/app-harness.js';
+import { describe, expect, it } from 'vitest';
+import { KEY, NOW, fakeApi, mountedEach, sampleFleet } from '../../test/app-harness.js';
 import { cooldown, policy } from '../../test/fake-master.js';
 import type { CooldownDetail, TimelineEvent } from '../api/types.js';
 import { formatUntil } from '../format.js';
 import { applyEvents, cooldownMap } from '../state/fleet.js';
 
-type Mounted = ReturnType<typeof mountApp>;
-const mounted: Mounted[] = [];
-function mount(...args: Parameters<typeof mountApp>): Mounted {
-  const m = mountApp(...args);
-  mounted.push(m);
-  return m;
-}
-afterEach(() => {
-  for (const m of mounted.splice(0)) m.unmount();
-});
+const mount = mountedEach();
 
 let seq = 0;
 /** An event of merge_wal on broken-store, `s` seconds before now. */
