@@ -13,6 +13,8 @@ const EVENT_TEXT_MAX = 512;
 const PRUNE_BATCH = 100;
 /** Keys read per page by the fleet-wide prune (keys only: about 100 bytes each). */
 const PRUNE_PAGE = 5_000;
+/** Pairs whose writes since their last trim one instance counts; past it, the count starts over. */
+const COUNTED_PAIRS_MAX = 10_000;
 
 /** How long, and how much, a timeline keeps (docs/ARCHITECTURE.md §2.7). */
 export interface TimelineLimits {
@@ -35,7 +37,7 @@ export interface Timelines {
    * of windows); at most `limit` (default: the store's `timelineLimit`).
    */
   read(kind: TaskKind, target: string, limit?: number): Promise<TimelineEvent[]>;
-  /** Deletes every event older than the timeline TTL, fleet-wide, from keys alone; returns how many. */
+  /** Deletes every event older than the timeline TTL and each pair's oldest beyond the limit, fleet-wide; returns how many. */
   prune(): Promise<number>;
 }
 
@@ -52,11 +54,16 @@ export class TimelineStore implements Timelines {
   readonly #newId: () => string;
   /** Pairs with a trim in flight: a burst of events on one pair trims once. */
   readonly #trimming = new Set<string>();
+  /** Writes of each pair by this instance since its last trim (see {@link TimelineStore.afterWrite}). */
+  readonly #writes = new Map<string, number>();
+  /** Every this many writes of a pair, this instance trims it: a fifth of the limit, at most 10. */
+  readonly #trimEvery: number;
 
   constructor(ctx: StoreContext, limits: TimelineLimits) {
     this.#ctx = ctx;
     this.#limits = limits;
     this.#newId = createIdGenerator(ctx.clock, ctx.random);
+    this.#trimEvery = Math.max(1, Math.min(10, Math.floor(limits.limit / 5)));
   }
 
   /**
@@ -84,12 +91,23 @@ export class TimelineStore implements Timelines {
   }
 
   /**
-   * After a commit that added events to (kind, target): deletes the oldest beyond the limit and
-   * those past the TTL. Best-effort — the events are committed, and the next write's trim, or the
-   * periodic prune, catches up with a trim that failed.
+   * After a commit that added events to (kind, target): every `trimEvery`-th such write of the
+   * pair by this instance deletes its oldest events beyond the limit and those past the TTL. Not
+   * every write: the trim is a read, and most pairs never reach the limit (a manual run of a
+   * healthy store writes one event). So a pair holds at most the limit plus `trimEvery - 1`
+   * events per master between trims, and the hourly {@link TimelineStore.prune} trims the pairs
+   * whose writes are too sparse to reach a trim. Best-effort: the events are committed, and a
+   * later trim catches up with one that failed.
    */
   afterWrite(kind: TaskKind, target: string): Promise<void> {
     const prefix = this.#ctx.keys.timelinePrefix(kind, target);
+    const writes = (this.#writes.get(prefix) ?? 0) + 1;
+    if (writes < this.#trimEvery) {
+      if (this.#writes.size >= COUNTED_PAIRS_MAX) this.#writes.clear();
+      this.#writes.set(prefix, writes);
+      return Promise.resolve();
+    }
+    this.#writes.delete(prefix);
     if (this.#trimming.has(prefix)) return Promise.resolve();
     this.#trimming.add(prefix);
     return this.#trim(prefix)
@@ -117,24 +135,38 @@ export class TimelineStore implements Timelines {
   }
 
   /**
-   * Deletes every event older than the TTL, fleet-wide, from keys alone (an event's time is its
-   * id's); returns how many. A periodic job: pairs that no longer get events are never trimmed.
+   * The fleet-wide trim, from keys alone (an event's time is its id's): deletes every event older
+   * than the TTL, and each pair's oldest beyond the limit; returns how many. A periodic job: it
+   * bounds the pairs that no longer get events, and those whose writes were too sparse to trim.
    */
   async prune(): Promise<number> {
-    if (this.#limits.ttlMs <= 0) return 0;
     const { kv, keys, clock } = this.#ctx;
-    const cutoff = clock.now() - this.#limits.ttlMs;
-    const prefix = keys.timelinePrefix();
+    const cutoff = this.#limits.ttlMs > 0 ? clock.now() - this.#limits.ttlMs : -Infinity;
     let doomed: string[] = [];
     let deleted = 0;
-    for await (const found of scan(kv, prefix, { keysOnly: true, pageSize: PRUNE_PAGE })) {
-      const id = found.key.slice(found.key.lastIndexOf('/') + 1);
-      if ((idTime(id) ?? Infinity) < cutoff) doomed.push(found.key);
+    // Keys come in key order, so one pair's events are contiguous, oldest first.
+    let pair = '';
+    let events: string[] = [];
+    const endPair = (): void => {
+      const excess = events.length - this.#limits.limit;
+      events.forEach((key, i) => {
+        if (i < excess || (idTime(key.slice(key.lastIndexOf('/') + 1)) ?? Infinity) < cutoff) doomed.push(key);
+      });
+      events = [];
+    };
+    for await (const found of scan(kv, keys.timelinePrefix(), { keysOnly: true, pageSize: PRUNE_PAGE })) {
+      const prefix = found.key.slice(0, found.key.lastIndexOf('/') + 1);
+      if (prefix !== pair) {
+        endPair();
+        pair = prefix;
+      }
+      events.push(found.key);
       if (doomed.length >= PRUNE_BATCH) {
         deleted += await this.#deleteKeys(doomed);
         doomed = [];
       }
     }
+    endPair();
     return deleted + (await this.#deleteKeys(doomed));
   }
 

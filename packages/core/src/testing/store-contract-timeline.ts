@@ -166,6 +166,23 @@ export function timelineContract(fx: StoreContractFixture): void {
       expect(left.count).toBe(0);
     });
 
+    it('trims each pair to its newest timelineLimit events in the fleet-wide prune, however they were written', async () => {
+      const kv = await fx.h.connect();
+      const s = await open({ kv, timelineLimit: 5, timelineTtlSecs: 0 });
+      // Written as another master's sparse writes would leave them: never trimmed at write time.
+      const ids = Array.from({ length: 8 }, (_, i) => `0190000${i}-0000-7000-8000-000000000000`);
+      for (const id of ids) {
+        await kv.put(
+          s.keys.timeline('compact', 'x', id),
+          JSON.stringify({ id, kind: 'compact', target: 'x', type: 'failure', at_ms: 1 }),
+        );
+      }
+      await s.park('compact', 'y', { reason: 'r', by: 'a' });
+      expect(await s.timelines.prune()).toBe(3);
+      expect((await s.timelines.read('compact', 'x', 50)).map((e) => e.id)).toEqual(ids.slice(3).reverse());
+      expect(await s.timelines.read('compact', 'y')).toHaveLength(1);
+    });
+
     it('keeps a newer release’s event type and fields readable', async () => {
       const kv = await fx.h.connect();
       const s = await open({ kv });

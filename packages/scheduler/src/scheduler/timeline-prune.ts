@@ -4,23 +4,23 @@ import type { PeriodicJob } from './periodic.js';
 /** Its name in etcd (`P/sweeps/timeline-prune`). */
 export const TIMELINE_PRUNE_JOB = 'timeline-prune';
 /**
- * Hourly: a pair that still gets events is trimmed by its writes; this catches the pairs that
- * stopped getting any (a store fixed or gone), whose events would otherwise stay forever.
+ * Hourly: a pair that gets events often is trimmed by its writes; this catches the pairs that
+ * stopped getting any (a store fixed or gone) and those whose writes are too sparse to trim.
  */
 const TIMELINE_PRUNE_SECS = 3600;
 
 /**
- * The fleet-wide prune of timeline events past `TASK_TIMELINE_TTL_SECS` (docs/ARCHITECTURE.md
- * §2.7), run by one master per hour; disabled when the TTL is 0 (the count alone bounds a pair).
+ * The fleet-wide trim of the timelines (docs/ARCHITECTURE.md §2.7), run by one master per hour:
+ * events past `TASK_TIMELINE_TTL_SECS`, and each pair's oldest beyond `TASK_TIMELINE_LIMIT`.
  */
 export function timelinePruneJob(ctx: LoopContext): PeriodicJob {
-  const { store, logger, config } = ctx.deps;
+  const { store, logger } = ctx.deps;
   return {
     name: TIMELINE_PRUNE_JOB,
-    intervalSecs: config.tasks.timelineTtlSecs > 0 ? TIMELINE_PRUNE_SECS : 0,
+    intervalSecs: TIMELINE_PRUNE_SECS,
     run: async () => {
       const pruned = await store.timelines.prune();
-      if (pruned > 0) logger.info({ pruned }, 'pruned timeline events past their TTL');
+      if (pruned > 0) logger.info({ pruned }, 'pruned timeline events past their TTL or their pair’s limit');
     },
   };
 }
