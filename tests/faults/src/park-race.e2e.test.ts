@@ -6,7 +6,7 @@
  * history: the revision at which each park committed against the revision at which each task
  * of its store started.
  */
-import { EtcdKv, TaskStore, type WatchEvent, seededRandom } from '@maintd/core';
+import { EtcdKv, TaskStore, type WatchEvent, encodeClusterRecord, keysFor, seededRandom } from '@maintd/core';
 import { type EtcdServer, startEtcd } from '@maintd/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api } from './harness/api.js';
@@ -40,6 +40,21 @@ describe('parks racing claims', () => {
       String(LATENCY_MS),
     ]);
     prefix = uniquePrefix('park-race');
+    // A fleet that switched holds on a minute ago (docs/ARCHITECTURE.md §2.8), as every fleet of
+    // this release soon is: the masters hold from their first cluster check, with no wait here
+    // for a switch-on and its settle time.
+    const kv = new EtcdKv({ endpoints: [etcd.clientUrl] });
+    const since = Date.now() - 60_000;
+    await kv.put(
+      keysFor(prefix).cluster,
+      encodeClusterRecord({
+        features: [{ name: 'held_tasks', enabled_at: since, enabled_by: 'an-earlier-master' }],
+        preserve_downgrade: false,
+        updated_at: since,
+        updated_by: 'an-earlier-master',
+      }),
+    );
+    await kv.close();
     const env = {
       ETCD_ENDPOINTS: etcd.clientUrl,
       ETCD_PREFIX: prefix,
@@ -60,13 +75,12 @@ describe('parks racing claims', () => {
   });
 
   it('no automatic task of a parked store starts after its park commits; a release runs the held ones', async () => {
-    // Holds are a cluster feature: on once every live master understands it, written 10 s later.
-    await eventually(async () => {
-      const res = await apis[0]!.raw('/masters');
-      const body = JSON.parse(res.text) as { cluster?: { features?: { name: string; state: string }[] } };
-      expect(body.cluster?.features?.find((f) => f.name === 'held_tasks')?.state).toBe('enabled');
-    }, 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    // Holds are a cluster feature, on in this fleet; each master reads it at its first cluster
+    // check, which starts with the master: a second is ample for it to land.
+    const res = await apis[0]!.raw('/masters');
+    const body = JSON.parse(res.text) as { cluster?: { features?: { name: string; state: string }[] } };
+    expect(body.cluster?.features?.find((f) => f.name === 'held_tasks')?.state).toBe('enabled');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
 
     const kv = new EtcdKv({ endpoints: [etcd.clientUrl] });
     const history = await TaskHistory.start([etcd.clientUrl], prefix);
