@@ -76,6 +76,15 @@ describe('API authentication with named tokens', () => {
     for (const token of [TOKENS.reader, TOKENS.alice, TOKENS.dflt]) {
       expect((await master.app.request('/api/v1/tasks', { headers: bearer(token) }, remote)).status).toBe(200);
     }
+    // A tokens file emptied at runtime closes reads rather than opening them.
+    const none = await openMaster(endpoints, new FakeClock(), { apiReads: 'token' }, 2, (kv) => kv, {
+      tokens: () => [],
+    });
+    try {
+      expect((await none.request('/api/v1/tasks')).status).toBe(401);
+    } finally {
+      await none.close();
+    }
     // Probes, metrics and the API's own description stay open.
     for (const path of ['/healthz', '/metrics', '/api/v1/openapi.json']) {
       expect((await master.app.request(path, {}, remote)).status, path).toBe(200);

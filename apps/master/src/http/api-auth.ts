@@ -73,7 +73,9 @@ export function apiAuth(o: ApiAuthOptions): MiddlewareHandler<AppEnv> {
         ? 'read'
         : undefined;
     const tokens = o.tokens();
-    if (tokens.length === 0) {
+    // Without tokens, mutations fall back to loopback; reads that need a token fail closed (a
+    // tokens file emptied at runtime must not open them).
+    if (tokens.length === 0 && needed !== 'read') {
       if (needed === 'operate' && !isLoopback(address)) {
         return c.json({ error: 'mutations are allowed only from loopback while no API token is configured' }, 403);
       }

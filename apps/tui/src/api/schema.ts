@@ -840,8 +840,17 @@ export interface operations {
           'application/json': components['schemas']['TaskPage'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -901,7 +910,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      /** @description Missing or unknown bearer token (a token is configured); the message names the scope needed */
       401: {
         headers: {
           [name: string]: unknown;
@@ -910,7 +919,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      /** @description A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured */
       403: {
         headers: {
           [name: string]: unknown;
@@ -960,8 +969,17 @@ export interface operations {
           'application/json': components['schemas']['TaskRecord'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -1026,8 +1044,17 @@ export interface operations {
           'application/json': components['schemas']['Cooldown'][];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -1087,7 +1114,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      /** @description Missing or unknown bearer token (a token is configured); the message names the scope needed */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1096,7 +1123,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      /** @description A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1161,7 +1188,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      /** @description Missing or unknown bearer token (a token is configured); the message names the scope needed */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1170,7 +1197,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      /** @description A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1225,8 +1252,17 @@ export interface operations {
           'application/json': components['schemas']['CooldownDetail'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -1291,7 +1327,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      /** @description Missing or unknown bearer token (a token is configured); the message names the scope needed */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1300,7 +1336,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      /** @description A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1361,7 +1397,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      /** @description Missing or unknown bearer token (a token is configured); the message names the scope needed */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1370,7 +1406,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      /** @description A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1455,8 +1491,17 @@ export interface operations {
           'application/json': components['schemas']['StorePage'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -1493,8 +1538,17 @@ export interface operations {
           'application/json': components['schemas']['MasterList'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -1545,7 +1599,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      /** @description Missing or unknown bearer token (a token is configured); the message names the scope needed */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1554,7 +1608,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      /** @description A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1601,8 +1655,17 @@ export interface operations {
           'application/json': components['schemas']['WorkerList'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
