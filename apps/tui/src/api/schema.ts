@@ -90,7 +90,7 @@ export interface paths {
     get: operations['getCooldown'];
     /**
      * Park a store with a reason
-     * @description Parks this kind on this store: the sweeps skip it until it is released (`DELETE`) or until `until`; manual tasks still run, and their success does not release the park (it still clears the failure count). The park keeps who parked it (`token@<client address>` when the bearer token authenticated the request, else the client address), when and why. Parking again replaces the reason, the time and `until`. Answers the merged cooldown entry (state `parked`), and a `cooldown` event follows on the event stream.
+     * @description Parks this kind on this store: the sweeps skip it until it is released (`DELETE`) or until `until`; manual tasks still run, and their success does not release the park (it still clears the failure count). The park keeps who parked it (`<token name>@<client address>` when a token authenticated the request, `default` being MASTER_API_TOKEN, else the client address), when and why. Parking again replaces the reason, the time and `until`. Answers the merged cooldown entry (state `parked`), and a `cooldown` event follows on the event stream.
      */
     put: operations['parkTarget'];
     post?: never;
@@ -419,7 +419,7 @@ export interface components {
     Park: {
       /** @description Why the operator parked it: 1–512 characters, control characters stripped */
       reason: string;
-      /** @description Who parked it: `token@<client address>` when the bearer token authenticated the request, else the client address */
+      /** @description Who parked it: `<token name>@<client address>` when a token authenticated the request (`default` is MASTER_API_TOKEN; 0.1.0 masters wrote `token@<client address>`), else the client address */
       by: string;
       /** @description When it was parked, in milliseconds since the Unix epoch */
       parked_at_ms: number;
@@ -499,7 +499,7 @@ export interface components {
       window_ms?: number;
       /** @description End of the window opened, or of the park (null: until released), in milliseconds since the Unix epoch */
       until_ms?: number | null;
-      /** @description Who did it (operator actions): `token@<client address>` or the client address */
+      /** @description Who did it (operator actions): `<token name>@<client address>` (0.1.0 masters: `token@<client address>`) or the client address */
       by?: string;
       /** @description Why (a park, a hold): the operator’s words */
       reason?: string;
