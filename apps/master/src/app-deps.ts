@@ -1,6 +1,7 @@
 import type { Clock, CooldownPolicy, Kv, TaskKind, TaskStore } from '@maintd/core';
 import type { Metrics, WorkerStatus } from '@maintd/scheduler';
 import type { Logger } from 'pino';
+import type { ApiToken } from './auth/api-token.js';
 import type { EventHub } from './events.js';
 
 /** Everything the HTTP API needs; {@link wireMaster} wires the real ones. */
@@ -10,8 +11,13 @@ export interface AppDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: Metrics;
-  /** MASTER_API_TOKEN; unset = only loopback clients may mutate. */
-  readonly apiToken: string | undefined;
+  /**
+   * The API tokens in force now (`MASTER_API_TOKEN` as `default`, and MASTER_API_TOKENS_FILE's);
+   * none = only loopback clients may mutate.
+   */
+  readonly tokens: () => readonly ApiToken[];
+  /** MASTER_API_READS; default `open`. */
+  readonly apiReads?: 'open' | 'token';
   /** The configured workers with the fleet's latest scan of each (a store read). */
   readonly workers?: () => Promise<readonly WorkerStatus[]>;
   readonly events?: EventHub;

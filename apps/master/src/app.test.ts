@@ -701,7 +701,7 @@ describe('API authorisation', () => {
         remote,
       );
       expect(res.status).toBe(202);
-      // Who parked: the token, and where from.
+      // Who parked: the token's name (MASTER_API_TOKEN is `default`), and where from.
       const park = await m.app.request(
         '/api/v1/scheduler/cooldowns/compact/x',
         {
@@ -711,7 +711,7 @@ describe('API authorisation', () => {
         },
         remote,
       );
-      expect(((await park.json()) as CooldownView).parked?.by).toBe('token@10.1.2.3');
+      expect(((await park.json()) as CooldownView).parked?.by).toBe('default@10.1.2.3');
       const unauthenticated = await m.app.request(
         '/api/v1/scheduler/cooldowns/compact/x',
         { method: 'PUT', body: JSON.stringify({ reason: 'broken' }), headers: { 'content-type': 'application/json' } },

@@ -1,11 +1,11 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { KIND_NAMES, featureNames } from '@maintd/scheduler';
 import type { AppDeps } from './app-deps.js';
+import { apiAuth } from './http/api-auth.js';
 import { limitMutationBodies } from './http/body-limit.js';
 import type { AppEnv } from './http/context.js';
 import { errorHandler, invalidRequest, notFound } from './http/errors.js';
 import { httpMetrics } from './http/http-metrics.js';
-import { mutationGuard } from './http/mutation-guard.js';
 import { clusterRoutes } from './routes/cluster.js';
 import { cooldownDetailRoutes } from './routes/cooldown-detail.js';
 import { cooldownRoutes } from './routes/cooldowns.js';
@@ -26,7 +26,7 @@ export type { AppDeps };
  * The master's HTTP API (docs/ARCHITECTURE.md §3.4) as a Hono app, independent of how it is
  * served: tests call `app.request()`, `main.ts` serves it with @hono/node-server. One sub-app
  * per resource, mounted under the middleware every request passes (metrics, then for the API
- * the body limit and the mutation guard), with one error mapping.
+ * the body limit and the authentication), with one error mapping.
  *
  * Every list follows one rule: it is served from memory kept current by a watch (the task
  * list pages, the cooldown index) once the shared {@link StoreProbe} vouches that etcd answers,
@@ -43,7 +43,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: invalidRequest });
   app.use('*', httpMetrics(metrics));
   app.use('/api/v1/*', limitMutationBodies);
-  app.use('/api/v1/*', mutationGuard(deps.apiToken));
+  app.use('/api/v1/*', apiAuth({ tokens: deps.tokens, reads: deps.apiReads ?? 'open', metrics, logger, clock }));
 
   app.route('/', taskRoutes({ store, metrics, lists: taskLists, runs }));
   const policy = deps.policy ?? store.policy;

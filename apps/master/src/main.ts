@@ -23,6 +23,7 @@ import {
 import { EXIT, handleStopSignals, resolveLogFormat, shutDown, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
 import { loadProcessConfig, stdoutIsTty } from './env.js';
+import { TokensFile } from './auth/tokens-file.js';
 import { createStartingApp } from './starting.js';
 import { RETRY_FIELDS, STARTUP_BACKOFF, openWithRetry } from './startup.js';
 import { VERSION } from './version.js';
@@ -77,6 +78,18 @@ export async function main(argv: readonly string[]): Promise<void> {
     logger.fatal({ err }, `cannot configure the etcd client: ${(err as Error).message}`);
     process.exitCode = EXIT.usage;
     return;
+  }
+  // Checked before serving: a missing, loose or malformed tokens file exits 2, as a TLS file does.
+  let tokensFile: TokensFile | undefined;
+  if (config.apiTokensFile !== undefined) {
+    try {
+      tokensFile = await TokensFile.open(config.apiTokensFile, config.apiToken, logger);
+    } catch (err) {
+      logger.fatal(`cannot read the API tokens: ${(err as Error).message}`);
+      await kv.close().catch(() => undefined);
+      process.exitCode = EXIT.usage;
+      return;
+    }
   }
   const embedded = config.etcd.endpoints.length === 0;
   if (embedded) {
@@ -137,6 +150,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         if (!finished) logger.warn({ abandoned }, 'grace period over; releasing the rest to peers');
       },
       release: async () => {
+        tokensFile?.close();
         if (r) await r.store.close(); // revokes the session: peers recover anything left at once
         await kv.close();
       },
@@ -227,17 +241,21 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
 
-  const master = wireMaster({
-    store,
-    kv,
-    config,
-    clock,
-    logger,
-    metrics,
-    version: VERSION,
-    // The scheduler has logged why and stopped claiming; the rest is the usual shutdown.
-    onTooOld: stopTooOld,
-  });
+  const tokens = tokensFile;
+  const master = wireMaster(
+    {
+      store,
+      kv,
+      config,
+      clock,
+      logger,
+      metrics,
+      version: VERSION,
+      // The scheduler has logged why and stopped claiming; the rest is the usual shutdown.
+      onTooOld: stopTooOld,
+    },
+    tokens ? { tokens: () => tokens.tokens() } : {},
+  );
   master.start();
   running = { store, master };
   serving = master.app;

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Scheduler, type SchedulerDeps, featureNames } from '@maintd/scheduler';
 import { createApp } from './app.js';
+import { type ApiToken, defaultToken } from './auth/api-token.js';
 import { EventHub } from './events.js';
 import type { AppEnv } from './http/context.js';
 
@@ -19,13 +20,23 @@ export interface Master {
   stop(graceMs: number): Promise<{ finished: boolean; abandoned: number }>;
 }
 
+/** How a master authenticates API requests, beyond its {@link SchedulerDeps}' config. */
+export interface WireAuth {
+  /**
+   * The tokens in force now, as `TokensFile` keeps them when MASTER_API_TOKENS_FILE is
+   * set; default `MASTER_API_TOKEN` alone, as the token `default`.
+   */
+  readonly tokens?: () => readonly ApiToken[];
+}
+
 /**
  * The composition root of a master: from its settings and an open task store, the scheduler,
  * the event hub and the HTTP API over both. `main.ts` and the test harness both wire a master
  * here, so that what the tests drive is what the daemon runs.
  */
-export function wireMaster(deps: SchedulerDeps): Master {
+export function wireMaster(deps: SchedulerDeps, auth: WireAuth = {}): Master {
   const { store, kv, config, clock, logger, metrics } = deps;
+  const fixed = defaultToken(config.apiToken);
   const events = new EventHub(kv, store.keys, clock, logger, store.policy);
   const scheduler = new Scheduler(deps);
   const app = createApp({
@@ -34,7 +45,8 @@ export function wireMaster(deps: SchedulerDeps): Master {
     clock,
     logger,
     metrics,
-    apiToken: config.apiToken,
+    tokens: auth.tokens ?? (() => fixed),
+    apiReads: config.apiReads,
     workers: () => scheduler.workerStatus(),
     events,
     policy: config.cooldown,

@@ -5,7 +5,7 @@ import { type DeepPartial, openTestStore, testConfig } from '@maintd/scheduler/t
 import type { Logger } from 'pino';
 import type { createApp } from '../src/app.js';
 import type { EventHub } from '../src/events.js';
-import { wireMaster } from '../src/wire.js';
+import { type WireAuth, wireMaster } from '../src/wire.js';
 
 /** One master wired like main.ts does, on a real etcd, with a FakeClock and captured logs. */
 export interface TestMaster {
@@ -31,6 +31,8 @@ export async function openMaster(
   seed = 1,
   /** Wraps the etcd client before anything uses it (e.g. to make its calls fail on demand). */
   wrapKv: (kv: Kv) => Kv = (kv) => kv,
+  /** The named tokens, as main.ts passes a tokens file's; default MASTER_API_TOKEN alone. */
+  auth: WireAuth = {},
 ): Promise<TestMaster> {
   const kv = wrapKv(new EtcdKv({ endpoints: [...etcdEndpoints] }));
   const { config, store, metrics, logs, logger } = await openTestStore(
@@ -40,7 +42,7 @@ export async function openMaster(
     { random: seededRandom(seed), processMetrics: true },
   );
   // Wired as main.ts wires it; the tests start its event hub and its scheduler when they need them.
-  const master = wireMaster({ store, kv, config, clock, logger, metrics });
+  const master = wireMaster({ store, kv, config, clock, logger, metrics }, auth);
   const { scheduler, events, app } = master;
   const loopback = { incoming: { socket: { remoteAddress: '127.0.0.1' } } };
   return {

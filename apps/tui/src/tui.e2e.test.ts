@@ -313,15 +313,16 @@ describe('maintd-top in a real terminal against a real master', () => {
     );
     keys('y');
     s = await waitForScreen('the parked row', (x) =>
-      new RegExp(`merge_wal ${broken}\\s+parked .*fragment lost, restore planned Monday \\(parked by token@`).test(x),
+      new RegExp(`merge_wal ${broken}\\s+parked .*fragment lost, restore planned Monday \\(parked by default@`).test(x),
     );
     expect(s).toContain(`parked merge_wal ${broken}: fragment lost, restore planned Monday`);
-    // Its timeline says who reset it and who parked it, and why, above its failures.
+    // Its timeline says who reset it and who parked it (MASTER_API_TOKEN is the token `default`), and
+    // why, above its failures.
     keys('Enter');
     s = await waitForScreen('the timeline with the park', (x) =>
-      /parked\s+by token@127\.0\.0\.1 · fragment lost, restore planned Monday · until released/.test(x),
+      /parked\s+by default@127\.0\.0\.1 · fragment lost, restore planned Monday · until released/.test(x),
     );
-    expect(s).toMatch(/reset\s+by token@127\.0\.0\.1 · 2 failures/);
+    expect(s).toMatch(/reset\s+by default@127\.0\.0\.1 · 2 failures/);
     // Newest first: the park, the failures since the reset (it failed twice again), the reset.
     const timelineText = s.slice(s.indexOf('Timeline'));
     const at = (re: RegExp): number => timelineText.search(re);
@@ -334,7 +335,7 @@ describe('maintd-top in a real terminal against a real master', () => {
       target: string;
       parked?: { reason: string; by: string };
     }[];
-    expect(parked.map((c) => [c.target, c.parked?.reason, c.parked?.by.startsWith('token@')])).toEqual([
+    expect(parked.map((c) => [c.target, c.parked?.reason, c.parked?.by.startsWith('default@')])).toEqual([
       [broken, 'fragment lost, restore planned Monday', true],
     ]);
     metrics = await (await fetch(`${url}/metrics`)).text();
@@ -342,7 +343,7 @@ describe('maintd-top in a real terminal against a real master', () => {
     // The park came back over the event stream into the activity log.
     keys('1');
     await waitForScreen('the park in the activity log', (x) =>
-      new RegExp(`parked merge_wal ${broken} \\(token@[^)]*\\): fragment lost`).test(x),
+      new RegExp(`parked merge_wal ${broken} \\(default@[^)]*\\): fragment lost`).test(x),
     );
     expect(screen()).toMatch(new RegExp(`Parked 1\\n\\s+merge_wal ${broken}\\s+fragment lost`));
 
@@ -406,7 +407,7 @@ describe('maintd-top in a real terminal against a real master', () => {
     keys('y');
     await waitForScreen('the bulk notice', (x) => x.includes(`parked ${count} matching 'not found'`));
     await waitForScreen('the rows parked', (x) =>
-      new RegExp(`merge_wal ${broken}\\s+parked .*bulk: fragments lost \\(parked by token@`).test(x),
+      new RegExp(`merge_wal ${broken}\\s+parked .*bulk: fragments lost \\(parked by default@`).test(x),
     );
     const bulkParked = (await (await fetch(`${url}/api/v1/scheduler/cooldowns?state=parked&limit=200`)).json()) as {
       target: string;

@@ -162,7 +162,7 @@ export const ParkRecordSchema = z
       .min(1)
       .max(512)
       .describe(
-        'Who parked it: `token@<client address>` when the bearer token authenticated the request, else the client address',
+        'Who parked it: `<token name>@<client address>` when a token authenticated the request (`default` is MASTER_API_TOKEN; 0.1.0 masters wrote `token@<client address>`), else the client address',
       ),
     parked_at_ms: z.number().int().nonnegative().describe('When it was parked, in milliseconds since the Unix epoch'),
     until_ms: z

@@ -65,7 +65,9 @@ export const TimelineEventSchema = z
       .string()
       .max(512)
       .optional()
-      .describe('Who did it (operator actions): `token@<client address>` or the client address'),
+      .describe(
+        'Who did it (operator actions): `<token name>@<client address>` (0.1.0 masters: `token@<client address>`) or the client address',
+      ),
     reason: z.string().max(512).optional().describe('Why (a park, a hold): the operator’s words'),
   })
   .describe('One thing that happened to one kind on one store, as its timeline keeps it.');

@@ -23,6 +23,10 @@ export interface Config {
   readonly masterId: string;
   /** MASTER_API_TOKEN: bearer token mutations need; unset = loopback clients only may mutate. */
   readonly apiToken: string | undefined;
+  /** MASTER_API_TOKENS_FILE: path of the named tokens file (read by `main.ts`), or undefined. */
+  readonly apiTokensFile: string | undefined;
+  /** MASTER_API_READS, default `open`: `token` = API reads need a `read` or `operate` token. */
+  readonly apiReads: 'open' | 'token';
   /** ETCD_*: empty endpoints = embedded MemoryKv (single master, not durable); prefix default /maintd. */
   readonly etcd: EtcdConfig & {
     /** ETCD_LEASE_TTL_SECS, default 30, minimum 5. */

@@ -28,7 +28,12 @@ export interface Metrics {
   readonly sessionHeld: Gauge;
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   readonly httpDuration: Histogram<'method' | 'route'>;
+  /** Refused API requests by why: `missing`, `unknown` token, `scope` too narrow, `query_token`. */
+  readonly apiAuthFailures: Counter<'reason'>;
 }
+
+/** The reasons of `master_api_auth_failures_total` (docs/ARCHITECTURE.md §3.4). */
+const API_AUTH_FAILURE_REASONS = ['missing', 'unknown', 'scope', 'query_token'] as const;
 
 /**
  * Creates the metric set on a fresh registry, with the metrics each kind of `kinds` (default the
@@ -126,6 +131,12 @@ export function createMetrics(
       buckets: REQUEST_BUCKETS,
       registers,
     }),
+    apiAuthFailures: new Counter({
+      name: 'master_api_auth_failures_total',
+      help: 'API requests refused for their credentials, by reason: missing, unknown (token), scope (too narrow), query_token (a token in the URL).',
+      labelNames: ['reason'],
+      registers,
+    }),
   };
   if (options.version !== undefined) {
     new Gauge({
@@ -137,6 +148,7 @@ export function createMetrics(
   }
   // Zero series exist from the start, so rate() and alerts see the kinds before the first event.
   // Not the queue depth: before this master has read it, 0 would be a claim it cannot make.
+  for (const reason of API_AUTH_FAILURE_REASONS) m.apiAuthFailures.inc({ reason }, 0);
   for (const kind of KIND_NAMES) {
     m.cooldowns.inc({ kind }, 0);
     m.guardOverflow.inc({ kind }, 0);

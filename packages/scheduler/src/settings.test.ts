@@ -45,6 +45,8 @@ const DOCUMENTED = [
   'MASTER_PORT',
   'MASTER_ID',
   'MASTER_API_TOKEN',
+  'MASTER_API_TOKENS_FILE',
+  'MASTER_API_READS',
   'ETCD_ENDPOINTS',
   'ETCD_PREFIX',
   'ETCD_USERNAME',
@@ -90,6 +92,8 @@ describe('loadConfig defaults', () => {
       port: 8090,
       masterId: 'host-42-r4nd',
       apiToken: undefined,
+      apiTokensFile: undefined,
+      apiReads: 'open',
       etcd: {
         endpoints: [],
         prefix: '/maintd',
@@ -147,6 +151,8 @@ describe('loadConfig defaults', () => {
       port: 8090,
       logLevel: 'info',
       apiToken: undefined,
+      apiTokensFile: undefined,
+      apiReads: 'open',
     });
   });
 
@@ -157,6 +163,25 @@ describe('loadConfig defaults', () => {
     } finally {
       vi.unstubAllEnvs();
     }
+  });
+});
+
+describe('the API token settings', () => {
+  it('read the tokens file path and the reads mode, refusing a mode other than open or token', () => {
+    expect(config([], { MASTER_API_TOKENS_FILE: '/etc/maintd/tokens', MASTER_API_READS: 'token' })).toMatchObject({
+      apiTokensFile: '/etc/maintd/tokens',
+      apiReads: 'token',
+    });
+    expect(error([], { MASTER_API_READS: 'closed' })).toMatch(/MASTER_API_READS/);
+    expect(error([], { MASTER_API_READS: 'token' })).toMatch(
+      /MASTER_API_READS.*needs MASTER_API_TOKEN or MASTER_API_TOKENS_FILE/,
+    );
+  });
+
+  it('print the tokens file path, never what it holds, in --print-config', () => {
+    expect(text(['--print-config'], { MASTER_API_TOKENS_FILE: '/etc/maintd/tokens' })).toMatch(
+      /^MASTER_API_TOKENS_FILE=\/etc\/maintd\/tokens$/m,
+    );
   });
 });
 

@@ -25,9 +25,11 @@ import {
   etcdSettings,
   fail,
   logSettings,
+  oneOf,
   optional,
   setting,
   settingsLoader,
+  text,
   timerSecs,
   urlList,
   wholeNumber,
@@ -36,6 +38,9 @@ import {
 import { z } from 'zod';
 import type { Config, SweepConfig } from './config.js';
 import { type KINDS, KIND_NAMES, kindSpec } from './kinds/index.js';
+
+/** MASTER_API_READS: whether API reads need a token (docs/ARCHITECTURE.md §3.4). */
+const API_READS = ['open', 'token'] as const;
 
 // ---- value types of the master's own --------------------------------------------------------
 
@@ -86,6 +91,14 @@ const shape = {
   MASTER_API_TOKEN: optional(word('token', 'a token'), {
     description: 'Bearer token required for mutating API calls; unset = only loopback clients may mutate.',
     secret: true,
+  }),
+  MASTER_API_TOKENS_FILE: optional(text('path'), {
+    description:
+      'File of named API tokens, one `<name> <read|operate> sha256:<hex>` a line (mode 600); re-read when it changes. Beside MASTER_API_TOKEN, which is the operate token `default`.',
+  }),
+  MASTER_API_READS: setting(oneOf(API_READS, 'mode'), 'open', {
+    description:
+      'open: reads need no token; token: every API read needs a read or operate token (/healthz, /readyz and /metrics stay open).',
   }),
   ...etcdSettings({
     endpointsDescription: 'etcd endpoints; empty = embedded in-memory store (single master, not durable).',
@@ -201,6 +214,14 @@ export const SettingsSchema = z.object(shape).superRefine(
           message: `required because ${stray.join(', ')} ${stray.length === 1 ? 'is' : 'are'} set (empty means the embedded store, which would ignore ${stray.length === 1 ? 'it' : 'them'})`,
         });
       }
+    }
+    // Every read would be refused: no token could ever be presented.
+    if (s.MASTER_API_READS === 'token' && s.MASTER_API_TOKEN === undefined && s.MASTER_API_TOKENS_FILE === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MASTER_API_READS'],
+        message: 'token needs MASTER_API_TOKEN or MASTER_API_TOKENS_FILE (else no read could be made)',
+      });
     }
     // Fields that failed their own parse are not numbers here; they are reported already.
     if (
@@ -321,6 +342,8 @@ function toConfig(s: Resolved): Config {
     port: s.MASTER_PORT,
     masterId: s.MASTER_ID,
     apiToken: s.MASTER_API_TOKEN,
+    apiTokensFile: s.MASTER_API_TOKENS_FILE,
+    apiReads: s.MASTER_API_READS,
     etcd: { ...etcdConfig(s), leaseTtlSecs: s.ETCD_LEASE_TTL_SECS },
     workers: {
       endpoints: s.WORKER_ENDPOINTS,

@@ -6,13 +6,14 @@
  * - the master and the exporter connect with the right settings;
  * - each wrong setting is refused at startup with a message naming the problem (the exporter, by
  *   design, stays up and reports not-ready for what may be a passing etcd problem);
- * - MASTER_API_TOKEN guards mutations;
+ * - MASTER_API_TOKEN guards mutations, and named tokens of MASTER_API_TOKENS_FILE have scopes;
  * - no secret reaches the logs, `--print-config` or a response body.
  *
  * The PKI is generated with `openssl` at test time (see `harness/tls.ts`).
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmod, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -41,6 +42,10 @@ const hex = (bytes = 8): string => randomBytes(bytes).toString('hex');
 /** Distinctive values that must never be printed; each is `<label>-<random hex>`. */
 const SECRETS = {
   masterApiToken: `mtok-${hex()}`,
+  /** A `read` token of MASTER_API_TOKENS_FILE (the file holds its digest only). */
+  readToken: `rtok-${hex()}`,
+  /** An `operate` token of MASTER_API_TOKENS_FILE. */
+  operateToken: `otok-${hex()}`,
   workerToken: `wtok-${hex()}`,
   /** Password of the `maintd` etcd user (the master's). */
   etcdPassword: `etcdpw-${hex()}`,
@@ -79,6 +84,7 @@ const figures = {
   master_startup_failures: {} as Record<string, { exit: number | string; message: string }>,
   exporter_startup_failures: {} as Record<string, { outcome: string; message: string }>,
   token_variants: {} as Record<string, number>,
+  named_tokens: {} as Record<string, number | string>,
   secrets: Object.keys(SECRETS),
   secret_scan: null as null | { output_bytes: number; response_bodies: number; print_config_runs: number },
 };
@@ -394,7 +400,7 @@ describe('with TLS, a client certificate and etcd users scoped to the prefix', (
         variant,
         status: 401,
         challenge: 'Bearer',
-        body: '{"error":"missing or invalid bearer token"}',
+        body: '{"error":"missing or invalid bearer token: this needs a token of scope operate"}',
       });
     }
     for (const path of ['/scheduler/cooldowns', `/scheduler/cooldowns/compact/${target}`]) {
@@ -549,6 +555,180 @@ describe.concurrent('maintd-exporter with one wrong etcd setting', () => {
       expect(message, `the startup message; output (${out.length} chars):\n${out.slice(-2000)}`).toMatch(bad.message());
     });
   }
+});
+
+// ---- named tokens ------------------------------------------------------------------------------
+
+const sha256Hex = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+/** Writes a tokens file into the PKI's directory (removed with it), owner-only unless told. */
+async function writeTokensFile(name: string, lines: readonly string[], mode = 0o600): Promise<string> {
+  const path = join(pki.dir, name);
+  await writeFile(path, `${lines.join('\n')}\n`, { mode });
+  await chmod(path, mode);
+  return path;
+}
+
+const TOKEN_LINES = (): string[] => [
+  '# who may do what: the digests only, never the tokens',
+  `grafana read sha256:${sha256Hex(SECRETS.readToken)}`,
+  `ops-alice operate sha256:${sha256Hex(SECRETS.operateToken)}`,
+];
+
+const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
+const jsonPost = (body: unknown, headers: Record<string, string>): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});
+/** A client address as the master names it: IPv4 loopback, maybe IPv6-mapped. */
+const LOOPBACK = String.raw`(::ffff:)?127\.0\.0\.1`;
+
+describe('named API tokens from MASTER_API_TOKENS_FILE, beside MASTER_API_TOKEN', () => {
+  let master: Master;
+  let tokensFile: string;
+
+  beforeAll(async () => {
+    tokensFile = await writeTokensFile('api-tokens', TOKEN_LINES());
+    master = await startMaster({ ...secureMasterEnv(), MASTER_API_TOKENS_FILE: tokensFile }, { ready: false });
+    started.push(master);
+  });
+
+  it('a read token can read but not mutate (403 naming operate); an unknown token gets 401 naming the scope', async () => {
+    const api = new Api(master.url);
+    const target = `named-${hex(4)}`;
+    const read = await api.raw(`/tasks?target=${target}`, { headers: bearer(SECRETS.readToken) });
+    expect(read.status).toBe(200);
+    const mutate = await api.raw('/tasks', jsonPost({ kind: 'compact', target }, bearer(SECRETS.readToken)));
+    figures.named_tokens['read token, POST /tasks'] = mutate.status;
+    expect({ status: mutate.status, body: mutate.text }).toEqual({
+      status: 403,
+      body: '{"error":"the token \\"grafana\\" has scope read: this needs scope operate"}',
+    });
+    const reset = await api.raw('/scheduler/cooldowns', { method: 'DELETE', headers: bearer(SECRETS.readToken) });
+    expect(reset.status).toBe(403);
+    const unknown = await api.raw('/tasks', jsonPost({ kind: 'compact', target }, bearer(`otok-${hex()}`)));
+    figures.named_tokens['unknown token, POST /tasks'] = unknown.status;
+    expect({ status: unknown.status, body: unknown.text }).toEqual({
+      status: 401,
+      body: '{"error":"missing or invalid bearer token: this needs a token of scope operate"}',
+    });
+    // Nothing was enqueued by the refused requests; both operate tokens mutate.
+    expect(JSON.parse((await api.raw(`/tasks?target=${target}`)).text)).toMatchObject({ total: 0 });
+    for (const token of [SECRETS.operateToken, SECRETS.masterApiToken]) {
+      const ok = await api.raw('/tasks', jsonPost({ kind: 'compact', target }, bearer(token)));
+      expect(ok.status).toBeLessThan(300);
+    }
+    const metrics = (await get(`${master.url}/metrics`)).text;
+    expect(metrics).toMatch(/^master_api_auth_failures_total\{reason="scope"\} 2$/m);
+    expect(metrics).toMatch(/^master_api_auth_failures_total\{reason="unknown"\} 1$/m);
+  });
+
+  it('a token in the query string is refused with 400 naming the parameter and not echoing the token', async () => {
+    const api = new Api(master.url);
+    for (const param of ['token', 'access_token']) {
+      const res = await api.raw(`/tasks?${param}=${SECRETS.operateToken}`);
+      figures.named_tokens[`?${param}=`] = res.status;
+      expect({ status: res.status, body: res.text }).toEqual({
+        status: 400,
+        body: `{"error":"a token in the query string (?${param}=) is refused: send it in the Authorization header"}`,
+      });
+    }
+  });
+
+  it('parks and the timeline name the token by its name and the client address, never the token', async () => {
+    const api = new Api(master.url);
+    const target = `who-${hex(4)}`;
+    const park = await api.raw(`/scheduler/cooldowns/compact/${target}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', ...bearer(SECRETS.operateToken) },
+      body: JSON.stringify({ reason: 'disk swap' }),
+    });
+    expect(park.status, park.text).toBe(200);
+    expect((JSON.parse(park.text) as { parked?: { by?: string } }).parked?.by).toMatch(
+      new RegExp(`^ops-alice@${LOOPBACK}$`),
+    );
+    const run = await api.raw('/tasks', jsonPost({ kind: 'compact', target }, bearer(SECRETS.masterApiToken)));
+    expect(run.status).toBeLessThan(300);
+    const detail = await api.raw(`/scheduler/cooldowns/compact/${target}`, { headers: bearer(SECRETS.readToken) });
+    const timeline = (JSON.parse(detail.text) as { timeline: { type: string; by?: string }[] }).timeline;
+    const by = Object.fromEntries(timeline.map((e) => [e.type, e.by]));
+    figures.named_tokens['timeline by'] = JSON.stringify(by);
+    expect(by.parked).toMatch(new RegExp(`^ops-alice@${LOOPBACK}$`));
+    expect(by.manual_run).toMatch(new RegExp(`^default@${LOOPBACK}$`));
+    expect(secretsIn(park.text + detail.text + master.output()), 'secrets in the bodies and the logs').toEqual([]);
+  });
+
+  it('with MASTER_API_READS=token, API reads need a read or operate token; probes and /metrics stay open', async () => {
+    const closed = await startMaster(
+      { ...secureMasterEnv(), MASTER_API_TOKENS_FILE: tokensFile, MASTER_API_READS: 'token' },
+      { ready: false },
+    );
+    started.push(closed);
+    const api = new Api(closed.url);
+    const refused = await api.raw('/tasks');
+    figures.named_tokens['MASTER_API_READS=token, GET /tasks without a token'] = refused.status;
+    expect({ status: refused.status, body: refused.text }).toEqual({
+      status: 401,
+      body: '{"error":"missing or invalid bearer token: this needs a token of scope read"}',
+    });
+    for (const token of [SECRETS.readToken, SECRETS.operateToken, SECRETS.masterApiToken]) {
+      expect((await api.raw('/masters', { headers: bearer(token) })).status).toBe(200);
+    }
+    for (const path of ['/healthz', '/metrics']) expect((await get(`${closed.url}${path}`)).status, path).toBe(200);
+    expect(await closed.stop()).toBe(0);
+  });
+
+  it('refuses to start with a tokens file group may read, a malformed one, or one naming default beside MASTER_API_TOKEN, exiting 2 naming the setting', async () => {
+    const cases: { what: string; path: string; message: RegExp }[] = [
+      {
+        what: 'group-readable',
+        path: await writeTokensFile('tokens-640', TOKEN_LINES(), 0o640),
+        message:
+          /MASTER_API_TOKENS_FILE: '[^']+' is readable or writable by group or others \(mode 640\): chmod 600 it/,
+      },
+      {
+        what: 'a token in place of its digest',
+        path: await writeTokensFile('tokens-bad', [`grafana read ${SECRETS.readToken}`]),
+        message: /MASTER_API_TOKENS_FILE: '[^']+' line 1: the credential of "grafana" must be sha256:<64 hex digits>/,
+      },
+      {
+        what: 'a certificate subject',
+        path: await writeTokensFile('tokens-subject', ['alice operate subject:CN=alice']),
+        message: /MASTER_API_TOKENS_FILE: .*line 1: the credential form "subject:" of "alice" is not supported yet/,
+      },
+      {
+        what: 'default beside MASTER_API_TOKEN',
+        path: await writeTokensFile('tokens-default', [`default read sha256:${sha256Hex(SECRETS.readToken)}`]),
+        message: /MASTER_API_TOKENS_FILE: .*names a token "default", the name MASTER_API_TOKEN goes by/,
+      },
+      {
+        what: 'missing',
+        path: join(pki.dir, 'no-such-tokens'),
+        message: /MASTER_API_TOKENS_FILE: '[^']+' cannot be read: ENOENT/,
+      },
+    ];
+    for (const c of cases) {
+      const env = { ...secureMasterEnv(), MASTER_PORT: String(await freePort()), MASTER_API_TOKENS_FILE: c.path };
+      const { code, out } = await runNode(BIN.maintd, [], env, 20_000);
+      figures.master_startup_failures[`tokens file: ${c.what}`] = { exit: code, message: startupMessage(out) };
+      expect({ what: c.what, code }).toEqual({ what: c.what, code: 2 });
+      expect(startupMessage(out), c.what).toMatch(c.message);
+      expect(secretsIn(out), `${c.what}: secrets in the output`).toEqual([]);
+    }
+  });
+
+  it('--print-config shows the tokens file path only', async () => {
+    const { code, out } = await runNode(BIN.maintd, ['--print-config'], {
+      ...secureMasterEnv(),
+      MASTER_API_TOKENS_FILE: tokensFile,
+    });
+    expect(code).toBe(0);
+    expect(out).toContain(`MASTER_API_TOKENS_FILE=${tokensFile}\n`);
+    expect(out).toMatch(/^MASTER_API_READS=open$/m);
+    expect(out).not.toContain(sha256Hex(SECRETS.readToken));
+    expect(secretsIn(out)).toEqual([]);
+  });
 });
 
 describe('secrets', () => {

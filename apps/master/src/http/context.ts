@@ -8,8 +8,8 @@ export interface NodeBindings {
 /** The Hono environment of the master's app and each of its sub-apps. */
 export interface AppEnv {
   Bindings: NodeBindings;
-  /** Set by the mutation guard: whether the bearer token authenticated this request. */
-  Variables: { viaToken: boolean };
+  /** Set by the API's authentication: the name of the token that authenticated this request. */
+  Variables: { tokenName: string | undefined };
 }
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -25,10 +25,11 @@ export function remoteAddress(c: Context<AppEnv>): string | undefined {
 }
 
 /**
- * Who made a mutation, as records and logs name them: `token@<client address>` when the bearer
- * token authenticated the request, else the client address.
+ * Who made a mutation, as records and logs name them: `<token name>@<client address>` when a
+ * named token authenticated the request (docs/ARCHITECTURE.md §3.4), else the client address.
  */
 export function operatorOf(c: Context<AppEnv>): string {
   const address = remoteAddress(c) ?? 'unknown';
-  return c.get('viaToken') ? `token@${address}` : address;
+  const name = c.get('tokenName');
+  return name === undefined ? address : `${name}@${address}`;
 }

@@ -90,7 +90,7 @@ export interface paths {
     get: operations['getCooldown'];
     /**
      * Park a store with a reason
-     * @description Parks this kind on this store: the sweeps skip it until it is released (`DELETE`) or until `until`; manual tasks still run, and their success does not release the park (it still clears the failure count). The park keeps who parked it (`token@<client address>` when the bearer token authenticated the request, else the client address), when and why. Parking again replaces the reason, the time and `until`. Answers the merged cooldown entry (state `parked`), and a `cooldown` event follows on the event stream.
+     * @description Parks this kind on this store: the sweeps skip it until it is released (`DELETE`) or until `until`; manual tasks still run, and their success does not release the park (it still clears the failure count). The park keeps who parked it (`<token name>@<client address>` when a token authenticated the request, `default` being MASTER_API_TOKEN, else the client address), when and why. Parking again replaces the reason, the time and `until`. Answers the merged cooldown entry (state `parked`), and a `cooldown` event follows on the event stream.
      */
     put: operations['parkTarget'];
     post?: never;
@@ -419,7 +419,7 @@ export interface components {
     Park: {
       /** @description Why the operator parked it: 1–512 characters, control characters stripped */
       reason: string;
-      /** @description Who parked it: `token@<client address>` when the bearer token authenticated the request, else the client address */
+      /** @description Who parked it: `<token name>@<client address>` when a token authenticated the request (`default` is MASTER_API_TOKEN; 0.1.0 masters wrote `token@<client address>`), else the client address */
       by: string;
       /** @description When it was parked, in milliseconds since the Unix epoch */
       parked_at_ms: number;
@@ -499,7 +499,7 @@ export interface components {
       window_ms?: number;
       /** @description End of the window opened, or of the park (null: until released), in milliseconds since the Unix epoch */
       until_ms?: number | null;
-      /** @description Who did it (operator actions): `token@<client address>` or the client address */
+      /** @description Who did it (operator actions): `<token name>@<client address>` (0.1.0 masters: `token@<client address>`) or the client address */
       by?: string;
       /** @description Why (a park, a hold): the operator’s words */
       reason?: string;
@@ -840,8 +840,17 @@ export interface operations {
           'application/json': components['schemas']['TaskPage'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -901,7 +910,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      /** @description Missing or unknown bearer token (a token is configured); the message names the scope needed */
       401: {
         headers: {
           [name: string]: unknown;
@@ -910,7 +919,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      /** @description A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured */
       403: {
         headers: {
           [name: string]: unknown;
@@ -960,8 +969,17 @@ export interface operations {
           'application/json': components['schemas']['TaskRecord'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -1026,8 +1044,17 @@ export interface operations {
           'application/json': components['schemas']['Cooldown'][];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -1087,7 +1114,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      /** @description Missing or unknown bearer token (a token is configured); the message names the scope needed */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1096,7 +1123,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      /** @description A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1161,7 +1188,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      /** @description Missing or unknown bearer token (a token is configured); the message names the scope needed */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1170,7 +1197,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      /** @description A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1225,8 +1252,17 @@ export interface operations {
           'application/json': components['schemas']['CooldownDetail'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -1291,7 +1327,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      /** @description Missing or unknown bearer token (a token is configured); the message names the scope needed */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1300,7 +1336,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      /** @description A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1361,7 +1397,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      /** @description Missing or unknown bearer token (a token is configured); the message names the scope needed */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1370,7 +1406,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      /** @description A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1455,8 +1491,17 @@ export interface operations {
           'application/json': components['schemas']['StorePage'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -1493,8 +1538,17 @@ export interface operations {
           'application/json': components['schemas']['MasterList'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -1545,7 +1599,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong bearer token (MASTER_API_TOKEN is set) */
+      /** @description Missing or unknown bearer token (a token is configured); the message names the scope needed */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1554,7 +1608,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Mutation from a non-loopback client while MASTER_API_TOKEN is unset */
+      /** @description A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1601,8 +1655,17 @@ export interface operations {
           'application/json': components['schemas']['WorkerList'];
         };
       };
-      /** @description Invalid request; the message names the field */
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
         headers: {
           [name: string]: unknown;
         };

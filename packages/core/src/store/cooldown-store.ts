@@ -35,9 +35,9 @@ const RESET_ATTEMPTS = 8;
 /** Records reset at once by a bulk reset: the group commit sends them together. */
 const BULK_RESET_CONCURRENCY = 16;
 
-/** Who acted, for an operator's action on the timeline: `token@<client address>`, or the client address. */
+/** Who acted, for an operator's action on the timeline: `<token name>@<client address>`, or the client address. */
 export interface Actor {
-  /** Who: `token@<client address>`, or the client address; bounded and sanitised when stored. */
+  /** Who: `<token name>@<client address>`, or the client address; bounded and sanitised when stored. */
   readonly by: string;
 }
 

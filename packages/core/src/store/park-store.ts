@@ -28,7 +28,7 @@ const PARK_ATTEMPTS = 8;
 export interface ParkOptions {
   /** Why: 1–512 characters once control characters are stripped. */
   readonly reason: string;
-  /** Who: e.g. `token@10.0.0.7`, or the client address. */
+  /** Who: e.g. `alice@10.0.0.7` (a token's name and the client address), or the client address. */
   readonly by: string;
   /** When the park lapses by itself (ms since the Unix epoch, in the future); null or absent: until released. */
   readonly untilMs?: number | null;

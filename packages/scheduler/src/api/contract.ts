@@ -54,7 +54,14 @@ export const json = <S extends z.ZodType>(schema: S, description: string, header
 
 /** The error answers of every route that reads the store. */
 export const errors = {
-  400: json(ErrorSchema, 'Invalid request; the message names the field'),
+  400: json(
+    ErrorSchema,
+    'Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`)',
+  ),
+  401: json(
+    ErrorSchema,
+    'Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed',
+  ),
   503: json(ErrorSchema, 'The store (etcd) cannot be reached; retry later'),
 };
 
@@ -71,7 +78,10 @@ export const mutationQuery = <S extends z.ZodRawShape>(shape: S) => z.object(sha
 export const mutationErrors = {
   ...errors,
   400: json(ErrorSchema, 'Invalid request; the message names the field, or the unknown query parameter or body field'),
-  401: json(ErrorSchema, 'Missing or wrong bearer token (MASTER_API_TOKEN is set)'),
-  403: json(ErrorSchema, 'Mutation from a non-loopback client while MASTER_API_TOKEN is unset'),
+  401: json(ErrorSchema, 'Missing or unknown bearer token (a token is configured); the message names the scope needed'),
+  403: json(
+    ErrorSchema,
+    'A `read` token mutating (the message names `operate`), or a non-loopback client mutating while no token is configured',
+  ),
   413: json(ErrorSchema, 'Body over 16 KiB'),
 };

@@ -89,7 +89,7 @@ export function openApiDocument(): ReturnType<OpenAPIHono['getOpenAPI31Document'
     type: 'http',
     scheme: 'bearer',
     description:
-      'MASTER_API_TOKEN, sent as `Authorization: Bearer <token>`. Mutations need it when it is set. While MASTER_API_TOKEN is unset, loopback clients may mutate without a token and other clients may not mutate at all (403). Reads never need it.',
+      'A named token (MASTER_API_TOKENS_FILE, scope `read` or `operate`) or MASTER_API_TOKEN (the `operate` token `default`), sent as `Authorization: Bearer <token>`, never in the query string (400). Mutations need an `operate` token when any token is configured (401 without one, 403 for a `read` token); while none is, loopback clients may mutate without a token and other clients may not mutate at all (403). Reads need a `read` or `operate` token only when MASTER_API_READS=token.',
   });
   for (const route of ROUTES) app.openAPIRegistry.registerPath(route);
   return app.getOpenAPI31Document(structuredClone(OPENAPI_INFO));

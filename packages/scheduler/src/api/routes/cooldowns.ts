@@ -142,7 +142,7 @@ export const parkRoute = createRoute({
   tags: ['cooldowns'],
   summary: 'Park a store with a reason',
   description:
-    'Parks this kind on this store: the sweeps skip it until it is released (`DELETE`) or until `until`; manual tasks still run, and their success does not release the park (it still clears the failure count). The park keeps who parked it (`token@<client address>` when the bearer token authenticated the request, else the client address), when and why. Parking again replaces the reason, the time and `until`. Answers the merged cooldown entry (state `parked`), and a `cooldown` event follows on the event stream.',
+    'Parks this kind on this store: the sweeps skip it until it is released (`DELETE`) or until `until`; manual tasks still run, and their success does not release the park (it still clears the failure count). The park keeps who parked it (`<token name>@<client address>` when a token authenticated the request, `default` being MASTER_API_TOKEN, else the client address), when and why. Parking again replaces the reason, the time and `until`. Answers the merged cooldown entry (state `parked`), and a `cooldown` event follows on the event stream.',
   security: MUTATION_SECURITY,
   request: {
     query: mutationQuery({}),

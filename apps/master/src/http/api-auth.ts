@@ -1,0 +1,100 @@
+import type { Clock } from '@maintd/core';
+import type { Metrics } from '@maintd/scheduler';
+import type { MiddlewareHandler } from 'hono';
+import type { Logger } from 'pino';
+import { type ApiToken, type TokenScope, findToken, scopeAllows } from '../auth/api-token.js';
+import { type AppEnv, isMutation, remoteAddress } from './context.js';
+
+/** What {@link apiAuth} checks requests against. */
+export interface ApiAuthOptions {
+  /** The tokens in force now (`MASTER_API_TOKEN` as `default`, and the tokens file's). */
+  readonly tokens: () => readonly ApiToken[];
+  /** MASTER_API_READS: `token` = reads need a `read` or `operate` token. */
+  readonly reads: 'open' | 'token';
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly clock: Clock;
+}
+
+type Failure = 'missing' | 'unknown' | 'scope' | 'query_token';
+
+/** Query parameters a client might carry a token in; refused, since URLs end up in proxy logs. */
+const QUERY_TOKEN_PARAMS = ['token', 'access_token'] as const;
+/** A client's failed attempts are logged at most once per this. */
+const LOG_EVERY_MS = 60_000;
+/** Clients remembered for the log's rate limit before the stale ones are forgotten. */
+const MAX_REMEMBERED = 10_000;
+/** Reads that stay open whatever MASTER_API_READS says: the API's description holds no data. */
+const ALWAYS_OPEN = new Set(['/api/v1/openapi.json']);
+
+function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  return address === '::1' || /^(::ffff:)?127\./.test(address);
+}
+
+/**
+ * The API's authentication and scopes (docs/ARCHITECTURE.md §3.4). With a token configured, a
+ * mutation needs an `operate` token, and a read a `read` or `operate` token when
+ * MASTER_API_READS=token; the presented token is hashed and compared with every entry's digest in
+ * constant time. 401 (none or unknown) and 403 (too narrow) name the scope needed and never the
+ * token. A token in the query string is refused (400). With no token configured, only loopback
+ * clients may mutate. Failures are counted by reason and logged at most once per client a minute.
+ */
+export function apiAuth(o: ApiAuthOptions): MiddlewareHandler<AppEnv> {
+  const lastLogged = new Map<string, number>();
+  const refuse = (address: string, reason: Failure, method: string, path: string): void => {
+    o.metrics.apiAuthFailures.inc({ reason });
+    const now = o.clock.now();
+    const last = lastLogged.get(address);
+    if (last !== undefined && now - last < LOG_EVERY_MS) return;
+    if (lastLogged.size >= MAX_REMEMBERED) {
+      for (const [a, at] of lastLogged) if (now - at >= LOG_EVERY_MS) lastLogged.delete(a);
+    }
+    lastLogged.set(address, now);
+    o.logger.warn(
+      { client: address, reason, method, path },
+      `API request refused (${reason}); further refusals of this client are not logged for a minute`,
+    );
+  };
+  return async (c, next) => {
+    const address = remoteAddress(c) ?? 'unknown';
+    const { method, path } = c.req;
+    const param = QUERY_TOKEN_PARAMS.find((p) => c.req.query(p) !== undefined);
+    if (param !== undefined) {
+      refuse(address, 'query_token', method, path);
+      return c.json(
+        { error: `a token in the query string (?${param}=) is refused: send it in the Authorization header` },
+        400,
+      );
+    }
+    const needed: TokenScope | undefined = isMutation(method)
+      ? 'operate'
+      : o.reads === 'token' && !ALWAYS_OPEN.has(path)
+        ? 'read'
+        : undefined;
+    const tokens = o.tokens();
+    // Without tokens, mutations fall back to loopback; reads that need a token fail closed (a
+    // tokens file emptied at runtime must not open them).
+    if (tokens.length === 0 && needed !== 'read') {
+      if (needed === 'operate' && !isLoopback(address)) {
+        return c.json({ error: 'mutations are allowed only from loopback while no API token is configured' }, 403);
+      }
+      return next();
+    }
+    const presented = /^Bearer (.+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
+    const token = presented === undefined ? undefined : findToken(tokens, presented);
+    if (token) c.set('tokenName', token.name);
+    if (needed === undefined) return next();
+    if (!token) {
+      refuse(address, presented === undefined ? 'missing' : 'unknown', method, path);
+      return c.json({ error: `missing or invalid bearer token: this needs a token of scope ${needed}` }, 401, {
+        'www-authenticate': 'Bearer',
+      });
+    }
+    if (!scopeAllows(token.scope, needed)) {
+      refuse(address, 'scope', method, path);
+      return c.json({ error: `the token "${token.name}" has scope ${token.scope}: this needs scope ${needed}` }, 403);
+    }
+    return next();
+  };
+}
