@@ -399,13 +399,18 @@ describe('maintd-top in a real terminal against a real master', () => {
     keys('Enter');
     s = await waitForScreen('the bulk confirm', (x) => /Park \d+ stores? matching 'not found'\?/.test(x));
     const count = Number(/Park (\d+) stores? matching/.exec(s)![1]);
+    // The sweeps go on meanwhile: a store may start matching between the dry run and this read,
+    // or the real action, never stop matching (a broken store does not succeed).
     const matches = (await (
       await fetch(`${url}/api/v1/scheduler/cooldowns?limit=200&state=any&q=not%20found`)
     ).json()) as unknown[];
-    expect(count).toBe(matches.length);
+    expect(count).toBeGreaterThan(0);
+    expect(count).toBeLessThanOrEqual(matches.length);
     expect(s).toContain(`merge_wal ${broken}`);
     keys('y');
-    await waitForScreen('the bulk notice', (x) => x.includes(`parked ${count} matching 'not found'`));
+    s = await waitForScreen('the bulk notice', (x) => /parked \d+ matching 'not found'/.test(x));
+    const done = Number(/parked (\d+) matching 'not found'/.exec(s)![1]);
+    expect(done).toBeGreaterThanOrEqual(count);
     await waitForScreen('the rows parked', (x) =>
       new RegExp(`merge_wal ${broken}\\s+parked .*bulk: fragments lost \\(parked by default@`).test(x),
     );
@@ -413,7 +418,7 @@ describe('maintd-top in a real terminal against a real master', () => {
       target: string;
       parked?: { reason: string };
     }[];
-    expect(bulkParked).toHaveLength(count);
+    expect(bulkParked).toHaveLength(done);
     expect(bulkParked.every((c) => c.parked?.reason === 'bulk: fragments lost')).toBe(true);
   }, 120_000);
 });
