@@ -274,9 +274,13 @@ describe('maintd-top in a real terminal against a real master', () => {
     keys('Enter');
     s = await waitForScreen(
       'the detail pane with the timeline',
-      (x) => /Timeline \(\d+, newest first\)/.test(x) && /failure\s+#2 · target · http:\/\//.test(x),
+      // The pane shows the stream's events of the pair at once and the detail's answer when it
+      // arrives: wait for the answer's oldest failure too.
+      (x) =>
+        /Timeline \(\d+, newest first\)/.test(x) &&
+        /failure\s+#2 · target · http:\/\//.test(x) &&
+        /failure\s+#1 · target · http:\/\/127\.0\.0\.1:\d+: HTTP 500: Not found/.test(x),
     );
-    expect(s).toMatch(/failure\s+#1 · target · http:\/\/127\.0\.0\.1:\d+: HTTP 500: Not found/);
     expect(s).toMatch(/window_opened\s+\S+ window · until \d\d:\d\d:\d\d · after 2 failures/);
     expect(s).not.toContain('History of this target');
     expect(s).toMatch(
