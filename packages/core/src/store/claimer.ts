@@ -11,7 +11,7 @@ import {
   isParked,
 } from '../model.js';
 import { type Candidate, CandidateOrder } from './candidate-order.js';
-import { decode } from './codec.js';
+import { decode, decodeOrNone } from './codec.js';
 import type { StoreContext } from './context.js';
 import { dependencyVerdict, failDependent } from './dependencies.js';
 import { type CooldownRead, cooldownRead } from './cooldown-store.js';
@@ -313,12 +313,7 @@ export class Claimer {
       }
       const park = parkNow?.type === 'get' ? parkNow.kv : undefined;
       if (!parkKey || !park || park.modRevision === parkRevision || (lock?.type === 'get' && lock.kv)) return undefined;
-      let parked: ParkRecord | undefined;
-      try {
-        parked = decode(ParkRecordSchema, park);
-      } catch {
-        parked = undefined;
-      }
+      const parked = decodeOrNone(ParkRecordSchema, park);
       if (parked && isParked(parked, clock.now())) {
         await this.#hold(task, modRevision, park.modRevision, parked);
         return undefined;

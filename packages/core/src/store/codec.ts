@@ -21,6 +21,20 @@ export function decode<S extends z.ZodObject>(schema: S, kv: KeyValue): z.infer<
   return keepUnknownFields(schema, raw, r.data);
 }
 
+/**
+ * {@link decode}, or undefined when there is no value or it does not parse: for a record read
+ * only to decide whether to act (a park a claim or a resume checks, a held task to put back), where
+ * an unreadable one counts as absent and the guarded write that follows settles it.
+ */
+export function decodeOrNone<S extends z.ZodObject>(schema: S, kv: KeyValue | undefined): z.infer<S> | undefined {
+  if (!kv) return undefined;
+  try {
+    return decode(schema, kv);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Validates caller input, failing with a {@link ValidationError} that names the offending field. */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, field: string): z.infer<S> {
   const r = schema.safeParse(value);

@@ -9,7 +9,7 @@ import {
   encodeTask,
   isParked,
 } from '../model.js';
-import { decode } from './codec.js';
+import { decodeOrNone } from './codec.js';
 import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
 
@@ -59,12 +59,7 @@ export async function readHeld(
   ids.forEach((id, i) => {
     const r = res.results[i];
     const found: KeyValue | undefined = r?.type === 'get' ? r.kv : undefined;
-    let task: TaskRecord | undefined;
-    try {
-      task = found ? decode(TaskRecordSchema, found) : undefined;
-    } catch {
-      task = undefined;
-    }
+    const task = decodeOrNone(TaskRecordSchema, found);
     if (found && task?.state === 'held') tasks.push({ task, modRevision: found.modRevision });
     else stray.push(id);
   });
@@ -101,13 +96,7 @@ export function resumeOps(
 export async function resumePair(ctx: StoreContext, kind: TaskKind, target: string): Promise<string[]> {
   const parkKey = ctx.keys.parked(kind, target);
   const found = await ctx.kv.get(parkKey);
-  let park: ParkRecord | undefined;
-  try {
-    park = found ? decode(ParkRecordSchema, found) : undefined;
-  } catch {
-    park = undefined;
-  }
-  if (found && isParked(park, ctx.clock.now())) return [];
+  if (found && isParked(decodeOrNone(ParkRecordSchema, found), ctx.clock.now())) return [];
   const held = await readHeld(ctx, kind, target);
   const out: string[] = [];
   if (held.tasks.length === 0 && held.stray.length === 0) return out;

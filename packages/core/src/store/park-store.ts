@@ -11,8 +11,7 @@ import {
   encodePark,
   isParked,
 } from '../model.js';
-import type { KeyValue } from '../kv/port.js';
-import { decode, parseInput } from './codec.js';
+import { decode, decodeOrNone, parseInput } from './codec.js';
 import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
 import { RESUME_BATCH, readHeld, resumeOps, resumePair } from './held.js';
@@ -77,7 +76,8 @@ export class ParkStore {
     // not overwritten with the fields of the one read before it.
     let found = await kv.get(key);
     for (let attempt = 0; attempt < PARK_ATTEMPTS; attempt++) {
-      const next = carryUnknownFields(readPark(found), record);
+      // An unreadable park reads as none: the replacement overwrites it.
+      const next = carryUnknownFields(decodeOrNone(ParkRecordSchema, found), record);
       const timeline = this.#timeline.ops(k, t, [{ type: 'parked', by, reason, until_ms: untilMs }]);
       const res = await kv.txn(
         [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
@@ -143,15 +143,5 @@ export class ParkStore {
       if (isParked(decode(ParkRecordSchema, found), nowMs)) out.add(targetFromHex(found.key.slice(prefix.length)));
     }
     return out;
-  }
-}
-
-/** The park stored at a key, if any; an unreadable one reads as none, as the replacement overwrites it. */
-function readPark(found: KeyValue | undefined): ParkRecord | undefined {
-  if (!found) return undefined;
-  try {
-    return decode(ParkRecordSchema, found);
-  } catch {
-    return undefined;
   }
 }
