@@ -4,7 +4,9 @@
  * answering slowly, never, or not at all. (The end-to-end test runs the real master instead.)
  */
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { type ServerOptions as HttpsOptions, createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { cooldownState } from '@maintd/core';
 import type { MaintdEvent } from '../src/api/events.js';
 import type { Cooldown, Master, Policy, Store, Task, TimelineEvent, Worker } from '../src/api/types.js';
@@ -33,6 +35,8 @@ export interface FakeState {
    * (400) on mutations.
    */
   legacy: boolean;
+  /** Served over TLS: the CN of each request's client certificate, in order (`-` for none). */
+  clientNames: string[];
 }
 
 /** A running fake master. */
@@ -126,7 +130,12 @@ export function park(reason: string, over: Partial<Cooldown['parked'] & object> 
 }
 
 /** Starts a fake master on a loopback port (0 = any; pass one to "restart" on the same port). */
-export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0): Promise<FakeMaster> {
+export async function startFakeMaster(
+  initial: Partial<FakeState> = {},
+  port = 0,
+  /** Serve HTTPS with these options (certificate, key, client CA) instead of HTTP. */
+  tls?: HttpsOptions,
+): Promise<FakeMaster> {
   const state: FakeState = {
     masters: [master()],
     workers: [],
@@ -140,6 +149,7 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
     requests: [],
     timelines: new Map(),
     legacy: false,
+    clientNames: [],
     ...initial,
   };
   const streams = new Set<ServerResponse>();
@@ -312,8 +322,12 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
     json(res, 404, { error: `no route for ${req.method} ${path}` });
   };
 
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     state.requests.push(`${req.method} ${req.url}`);
+    if (tls) {
+      const peer = (req.socket as TLSSocket).getPeerCertificate();
+      state.clientNames.push(typeof peer.subject?.CN === 'string' ? peer.subject.CN : '-');
+    }
     if (req.method === 'GET' && req.url === '/api/v1/events') {
       if (state.hang) return;
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -330,7 +344,8 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
       if (state.delayMs > 0) setTimeout(() => route(req, res, body), state.delayMs);
       else route(req, res, body);
     });
-  });
+  };
+  const server = tls ? createHttpsServer(tls, handle) : createServer(handle);
   server.keepAliveTimeout = 1000;
   server.on('connection', (s: Socket) => {
     sockets.add(s);
@@ -342,7 +357,7 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
   });
   const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${bound}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${bound}`,
     port: bound,
     state,
     get clients() {

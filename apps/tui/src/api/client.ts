@@ -1,6 +1,7 @@
 import createClient from 'openapi-fetch';
 import { sanitizeDeep, sanitizeText } from '../sanitize.js';
 import type { paths } from './schema.js';
+import { tlsProblem } from './tls-errors.js';
 import type {
   BulkResult,
   Cooldown,
@@ -67,11 +68,11 @@ export class ConnectionError extends Error {
 export interface ClientOptions {
   /** Base URL, e.g. `http://127.0.0.1:8090`. */
   readonly url: string;
-  /** MASTER_API_TOKEN, sent as a bearer token: once the master sets one, every action needs it. */
+  /** An API token of the master, sent as a bearer header (never in the URL). */
   readonly token?: string | undefined;
   /** Per-request deadline: a slow master costs at most this, never a frozen screen. */
   readonly timeoutMs: number;
-  /** For tests. */
+  /** How requests are sent: a `MasterTransport`'s (TLS client options) or a test's; default the global fetch. */
   readonly fetch?: typeof fetch;
 }
 
@@ -368,7 +369,7 @@ function bulkQuery(filter: CooldownFilter, dryRun: boolean): string {
 /** A fetch failure as one short, readable message ("connection refused", "timed out after 5s"). */
 export function connectionError(err: unknown, timeoutMs: number): ConnectionError {
   if (err instanceof ConnectionError) return err;
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string; reason?: string } };
   if (e?.name === 'TimeoutError')
     return new ConnectionError(`no answer within ${formatSeconds(timeoutMs)}`, { cause: err });
   if (e?.name === 'AbortError') return new ConnectionError('request cancelled', { cause: err });
@@ -383,7 +384,7 @@ export function connectionError(err: unknown, timeoutMs: number): ConnectionErro
     UND_ERR_SOCKET: 'connection closed',
     UND_ERR_CONNECT_TIMEOUT: 'connect timeout',
   };
-  const text = (code && known[code]) ?? e?.cause?.message ?? e?.message ?? String(err);
+  const text = (code && known[code]) ?? tlsProblem(e?.cause) ?? e?.cause?.message ?? e?.message ?? String(err);
   return new ConnectionError(sanitizeText(text), { cause: err });
 }
 
