@@ -8,6 +8,7 @@ import { type ServerOptions as HttpsOptions, createServer as createHttpsServer }
 import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { cooldownState } from '@maintd/core';
+import type { AuditEntry } from '../src/api/audit.js';
 import type { MaintdEvent } from '../src/api/events.js';
 import type { Cooldown, Master, Policy, Store, Task, TimelineEvent, Worker } from '../src/api/types.js';
 import { cooldownKey } from '../src/state/fleet.js';
@@ -126,6 +127,24 @@ export function park(reason: string, over: Partial<Cooldown['parked'] & object> 
     ...p,
     parked_at: new Date(p.parked_at_ms).toISOString(),
     until: p.until_ms === null ? null : new Date(p.until_ms).toISOString(),
+  };
+}
+
+/** An audit entry as the master writes it: `alice` resetting merge_wal on store-12 from 10.0.0.5. */
+export function auditEntry(over: Partial<AuditEntry> = {}): AuditEntry {
+  return {
+    id: '01a23766-aaaa-7000-8000-000000000001',
+    at_ms: 1_700_000_000_000,
+    at: '2023-11-14T22:13:20.000Z',
+    who: 'alice',
+    client: '10.0.0.5',
+    action: 'cooldown.reset',
+    route: 'DELETE /api/v1/scheduler/cooldowns/{kind}/{target}',
+    kind: 'merge_wal',
+    target: 'store-12',
+    outcome: 'reset',
+    master_id: 'master-a',
+    ...over,
   };
 }
 

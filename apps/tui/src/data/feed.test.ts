@@ -1,6 +1,6 @@
 import { FakeClock, seededRandom } from '@maintd/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type FakeMaster, cooldown, park, startFakeMaster } from '../../test/fake-master.js';
+import { type FakeMaster, auditEntry, cooldown, park, startFakeMaster } from '../../test/fake-master.js';
 import { MaintdClient } from '../api/client.js';
 import { type FeedOptions, FleetFeed, deriveConnection } from './feed.js';
 import type { FleetSnapshot } from './source.js';
@@ -338,6 +338,27 @@ describe('FleetFeed coalescing and re-reads', () => {
     const next = await until(feed, (x) => x.data.cooldowns?.get('merge_wal/b')?.failures === 7);
     expect(next.data.cooldowns).toBe(map);
     expect(next.data.cooldowns!.get('merge_wal/a')).toBe(a);
+  });
+
+  it('adds the audit trail’s entries from the event stream to the activity log, a bulk action’s once', async () => {
+    const f = await fake();
+    const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });
+    await until(feed, (x) => x.connection.state === 'live' && x.data.cooldowns !== undefined);
+    await until(feed, () => f.clients === 1);
+    const bulk = auditEntry({
+      id: 'bulk-1',
+      who: 'bob',
+      action: 'cooldowns.park',
+      kind: undefined,
+      target: undefined,
+      filter: { q: 'quota' },
+      outcome: 'parked',
+      reason: 'disk \u001b[31mfull',
+    });
+    // The bulk action's entry comes again with each store it commits.
+    for (const count of [1, 2, 3]) f.emit({ type: 'audit', revision: 40 + count, entry: { ...bulk, count } });
+    const s = await until(feed, (x) => x.data.activity.some((a) => a.text.includes('parked 3')), 2000);
+    expect(s.data.activity.map((a) => a.text)).toEqual(["bob@10.0.0.5 parked 3 stores matching 'quota': disk full"]);
   });
 
   it('notes a park a re-read found (the stream never said) in the activity log, once', async () => {

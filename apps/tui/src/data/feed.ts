@@ -6,7 +6,6 @@ import type { Task, TaskKind, TaskPage } from '../api/types.js';
 import {
   EMPTY_FLEET,
   type FleetData,
-  appendActivity,
   applyEvents,
   cooldownKey,
   countsFrom,
@@ -17,6 +16,7 @@ import {
   parseGuardOverflow,
   pruneTasks,
 } from '../state/fleet.js';
+import { appendActivity } from '../state/activity.js';
 import { byKind, fleetKinds, withKinds } from '../state/kinds.js';
 import type { Connection, ConnectionState, FleetSnapshot, FleetSource } from './source.js';
 

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { auditEntry, cooldown, park } from '../../test/fake-master.js';
+import { type Activity, MAX_ACTIVITY, SAME_ACTION_MS, appendActivity, withOwnActivity } from './activity.js';
+import { auditActivity, cooldownRef } from './audit-lines.js';
+import { parkActivity } from './fleet.js';
+
+const T = 1_700_000_000_000;
+const parkEntry = auditEntry({ action: 'cooldown.park', outcome: 'parked', reason: 'disk swap', at_ms: T });
+const parkNote = parkActivity(
+  'merge_wal',
+  'store-12',
+  undefined,
+  cooldown('store-12', { parked: park('disk swap', { parked_at_ms: T, by: 'alice@10.0.0.5' }) }),
+  T,
+)!;
+const own = (keys: string[], over: Partial<Activity> = {}): Activity => ({
+  at: T + 1000,
+  text: 'parked merge_wal store-12: disk swap',
+  tone: 'ok',
+  subject: { source: 'own', keys },
+  ...over,
+});
+
+describe('appendActivity', () => {
+  it('shows a park once: the audit line replaces the park note of the same pair, whichever came first', () => {
+    const audit = auditActivity(parkEntry);
+    expect(appendActivity([], [parkNote, audit])).toEqual([audit]);
+    expect(appendActivity([parkNote], [audit])).toEqual([audit]);
+    expect(appendActivity([audit], [parkNote])).toEqual([audit]);
+    // Without an audit trail (a 0.1.0 master) the note is all there is.
+    expect(appendActivity([], [parkNote])).toEqual([parkNote]);
+    // The same pair much later is another park.
+    const later = { ...parkNote, at: T + SAME_ACTION_MS + 1 };
+    expect(appendActivity([audit], [later])).toEqual([audit, later]);
+  });
+
+  it('replaces a bulk action’s line as its count grows, and its parks’ notes are covered by it', () => {
+    const bulk = (count: number): Activity =>
+      auditActivity(
+        auditEntry({
+          id: 'bulk-1',
+          action: 'cooldowns.park',
+          outcome: 'parked',
+          kind: undefined,
+          target: undefined,
+          filter: { q: 'quota' },
+          reason: 'disk swap',
+          count,
+          at_ms: T,
+        }),
+      );
+    const other = parkActivity(
+      'merge_wal',
+      'store-9',
+      undefined,
+      cooldown('store-9', { parked: park('other', { parked_at_ms: T }) }),
+      T,
+    )!;
+    let log = appendActivity([], [bulk(1), parkNote]);
+    log = appendActivity(log, [other, bulk(2)]);
+    expect(log.map((l) => l.text)).toEqual([
+      "alice@10.0.0.5 parked 2 stores matching 'quota': disk swap",
+      'parked merge_wal store-9 (token@127.0.0.1): other',
+    ]);
+  });
+
+  it('keeps at most MAX_ACTIVITY lines, the newest', () => {
+    const many = Array.from({ length: MAX_ACTIVITY + 5 }, (_, i) =>
+      auditActivity(auditEntry({ id: `id-${i}`, at_ms: T + i })),
+    );
+    const log = appendActivity([], many);
+    expect(log).toHaveLength(MAX_ACTIVITY);
+    expect(log[0]!.subject?.id).toBe('id-5');
+  });
+});
+
+describe('withOwnActivity', () => {
+  const audit = auditActivity(parkEntry);
+
+  it('marks the audit line of this dashboard’s action as its own, and leaves its own line out', () => {
+    const mine = own([cooldownRef('merge_wal', 'store-12')]);
+    expect(withOwnActivity([audit], [mine]).map((l) => l.text)).toEqual([
+      'alice@10.0.0.5 (you) parked merge_wal on store-12: disk swap',
+    ]);
+  });
+
+  it('keeps an own line some of whose items the trail has not recorded, and a failed one', () => {
+    const two = own([cooldownRef('merge_wal', 'store-12'), cooldownRef('merge_wal', 'store-13')], {
+      text: 'parked 2 of 2',
+    });
+    expect(withOwnActivity([audit], [two]).map((l) => l.text)).toEqual([
+      'alice@10.0.0.5 (you) parked merge_wal on store-12: disk swap',
+      'parked 2 of 2',
+    ]);
+    const failed = own([cooldownRef('merge_wal', 'store-12')], { tone: 'bad', text: 'park failed for 1: …' });
+    expect(withOwnActivity([audit], [failed]).map((l) => l.text)).toEqual([
+      'alice@10.0.0.5 (you) parked merge_wal on store-12: disk swap',
+      'park failed for 1: …',
+    ]);
+  });
+
+  it('leaves others’ lines alone, and everything as it was without an audit trail', () => {
+    const elsewhere = own([cooldownRef('compact', 'store-1')], { text: 'reset the cooldown of compact store-1' });
+    expect(withOwnActivity([audit], [elsewhere]).map((l) => l.text)).toEqual([
+      'alice@10.0.0.5 parked merge_wal on store-12: disk swap',
+      'reset the cooldown of compact store-1',
+    ]);
+    const mine = own([cooldownRef('merge_wal', 'store-12')]);
+    expect(withOwnActivity([parkNote], [mine])).toEqual([parkNote, mine]);
+    expect(withOwnActivity([audit], [])).toEqual([audit]);
+    // Long after: another action on the same pair.
+    const old = own([cooldownRef('merge_wal', 'store-12')], { at: T - SAME_ACTION_MS - 1 });
+    expect(withOwnActivity([audit], [old]).map((l) => l.text)).toEqual([old.text, audit.text]);
+  });
+});

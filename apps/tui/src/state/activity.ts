@@ -1,0 +1,109 @@
+/**
+ * The Overview's activity log: the audit trail's entries (who did what, from the master), the
+ * parks and releases the stream shows, and the operator's own actions. One action can be seen
+ * all three ways; each is shown once (docs/ARCHITECTURE.md §4).
+ */
+
+/** Where an activity line comes from, and what it names, so the same action is told apart. */
+export interface ActivitySubject {
+  /** `audit`: an entry of the master's audit trail; `park`: a park or release seen in the data; `own`: this dashboard's action. */
+  readonly source: 'audit' | 'park' | 'own';
+  /** What it acted on, e.g. `cooldown merge_wal/store-12` (see `state/audit-lines.ts`); an own action: one per item. */
+  readonly keys: readonly string[];
+  /** An audit entry's id: a bulk action's entry comes again, its count growing, with each store it commits. */
+  readonly id?: string | undefined;
+  /** Who: an audit entry's `who@client`, a park's `by`. */
+  readonly by?: string | undefined;
+  /** An audit entry's action, e.g. `cooldowns.park`. */
+  readonly action?: string | undefined;
+  /** A park's reason. */
+  readonly reason?: string | undefined;
+  /** An audit line's text after who: marked as this dashboard's, it reads `<by> (you) <phrase>`. */
+  readonly phrase?: string | undefined;
+}
+
+/** A line of the activity log. */
+export interface Activity {
+  /** When it happened, epoch ms. */
+  readonly at: number;
+  readonly text: string;
+  readonly tone: 'ok' | 'bad' | 'info' | 'warn';
+  readonly subject?: ActivitySubject | undefined;
+}
+
+/** Most activity lines kept. */
+export const MAX_ACTIVITY = 50;
+
+/**
+ * How far apart in time two lines about the same thing may be and still be one action: an audit
+ * entry is stamped by the master's clock when it commits, this dashboard's own line by its own
+ * clock when the answer came.
+ */
+export const SAME_ACTION_MS = 120_000;
+
+const near = (a: Activity, b: Activity): boolean => Math.abs(a.at - b.at) <= SAME_ACTION_MS;
+const sharesKey = (a: ActivitySubject, b: ActivitySubject): boolean => a.keys.some((k) => b.keys.includes(k));
+
+/**
+ * Whether an audit line says what a park note says: the same pair at about the same time, or a
+ * bulk park's every park (the same `who@client` as the park's `by`, the same reason).
+ */
+function covers(audit: Activity, note: Activity): boolean {
+  const a = audit.subject;
+  const n = note.subject;
+  if (a?.source !== 'audit' || n?.source !== 'park' || !near(audit, note)) return false;
+  if (sharesKey(a, n)) return true;
+  return a.action === 'cooldowns.park' && a.by !== undefined && a.by === n.by && a.reason === n.reason;
+}
+
+/**
+ * The activity log with `more` appended, bounded: an audit entry seen before (a bulk action's,
+ * its count grown) replaces its line in place, and a park note that an audit line covers is
+ * dropped, whichever came first.
+ */
+export function appendActivity(log: readonly Activity[], more: readonly Activity[]): readonly Activity[] {
+  if (more.length === 0) return log;
+  let out = [...log];
+  for (const line of more) {
+    const s = line.subject;
+    if (s?.source === 'audit') {
+      const at = s.id === undefined ? -1 : out.findIndex((l) => l.subject?.source === 'audit' && l.subject.id === s.id);
+      if (at >= 0) {
+        out[at] = line;
+      } else {
+        out = out.filter((l) => !covers(line, l));
+        out.push(line);
+      }
+    } else if (s?.source !== 'park' || !out.some((l) => covers(l, line))) {
+      out.push(line);
+    }
+  }
+  return out.slice(-MAX_ACTIVITY);
+}
+
+/**
+ * The stream's log with this dashboard's own actions, in time order: an audit line of one of them
+ * is marked `(you)`, and an own line whose every item the audit trail recorded is left out (the
+ * audit lines say it, with who the master took the dashboard for); a failed one always stays.
+ * A master without an audit trail leaves both as they are.
+ */
+export function withOwnActivity(stream: readonly Activity[], own: readonly Activity[]): readonly Activity[] {
+  if (own.length === 0) return stream;
+  const matched = new Set<Activity>();
+  const lines = stream.map((line) => {
+    const s = line.subject;
+    if (s?.source !== 'audit' || s.phrase === undefined) return line;
+    const mine = own.filter((o) => o.subject?.source === 'own' && near(o, line) && sharesKey(o.subject, s));
+    if (mine.length === 0) return line;
+    for (const o of mine) matched.add(o);
+    return { ...line, text: `${s.by ?? ''} (you) ${s.phrase}` };
+  });
+  const recorded = (o: Activity): boolean => {
+    const keys = o.subject?.source === 'own' ? o.subject.keys : [];
+    if (o.tone === 'bad' || keys.length === 0 || !matched.has(o)) return false;
+    return keys.every((k) =>
+      stream.some((l) => l.subject?.source === 'audit' && l.subject.keys.includes(k) && near(l, o)),
+    );
+  };
+  return [...lines, ...own.filter((o) => !recorded(o))].sort((a, b) => a.at - b.at).slice(-MAX_ACTIVITY);
+}
