@@ -38,6 +38,8 @@ export interface FakeState {
   legacy: boolean;
   /** Served over TLS: the CN of each request's client certificate, in order (`-` for none). */
   clientNames: string[];
+  /** The audit trail, newest first (`GET /api/v1/audit`; a legacy master has none). */
+  audit: AuditEntry[];
 }
 
 /** A running fake master. */
@@ -169,6 +171,7 @@ export async function startFakeMaster(
     timelines: new Map(),
     legacy: false,
     clientNames: [],
+    audit: [],
     ...initial,
   };
   const streams = new Set<ServerResponse>();
@@ -211,6 +214,10 @@ export async function startFakeMaster(
       res.writeHead(200, headers);
       res.end(JSON.stringify(page));
       return;
+    }
+    if (req.method === 'GET' && path === '/api/v1/audit' && !state.legacy) {
+      const limit = Number(q.get('limit') ?? 50);
+      return json(res, 200, { entries: state.audit.slice(0, limit), next_cursor: null });
     }
     if (req.method === 'GET' && path === '/api/v1/scheduler/policy') {
       return json(res, 200, state.policy);

@@ -41,6 +41,19 @@ export interface AuditStreamEvent {
 }
 
 /**
+ * The entries of one page of `GET /api/v1/audit` (`{entries: […]}`, newest first), each checked
+ * as an event's is and sanitised; a malformed one is left out.
+ */
+export function parseAuditPage(body: unknown): AuditEntry[] {
+  const list = (body as { entries?: unknown } | null)?.entries;
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((item) => {
+    const parsed = AuditEntryShape.safeParse(item);
+    return parsed.success ? [sanitizeDeep(parsed.data)] : [];
+  });
+}
+
+/**
  * An `audit` event's data as the dashboard uses it, sanitised; undefined when malformed. The
  * entry is its `entry` (or `event`, the name a `timeline` event gives its payload).
  */

@@ -1,5 +1,6 @@
 import createClient from 'openapi-fetch';
 import { sanitizeDeep, sanitizeText } from '../sanitize.js';
+import { type AuditEntry, parseAuditPage } from './audit.js';
 import type { paths } from './schema.js';
 import { tlsProblem } from './tls-errors.js';
 import type {
@@ -273,6 +274,21 @@ export class MaintdClient {
   async bulkReset(filter: CooldownFilter, dryRun: boolean): Promise<BulkResult> {
     const path = `/api/v1/scheduler/cooldowns?${bulkQuery(filter, dryRun)}`;
     return this.#json<BulkResult>(await this.#send('DELETE', path), path);
+  }
+
+  /**
+   * The newest entries of the audit trail, newest first; undefined from a master that predates it
+   * (0.1.0 has no such route).
+   */
+  async audit(limit: number, signal?: AbortSignal): Promise<AuditEntry[] | undefined> {
+    const path = `/api/v1/audit?limit=${limit}`;
+    try {
+      const res = await this.#send('GET', path, undefined, signal);
+      return parseAuditPage(await this.#json<unknown>(res, path));
+    } catch (err) {
+      if (needsNewerMaster(err)) return undefined;
+      throw err;
+    }
   }
 
   /** The newest tasks of one store (the detail pane's history). */

@@ -361,6 +361,44 @@ describe('FleetFeed coalescing and re-reads', () => {
     expect(s.data.activity.map((a) => a.text)).toEqual(["bob@10.0.0.5 parked 3 stores matching 'quota': disk full"]);
   });
 
+  it('reads the newest of the audit trail with each full read: the recent past at start, and what the stream missed, in time order', async () => {
+    const T = Date.now() - 60_000;
+    const f = await fake({
+      audit: [
+        auditEntry({ id: 'e2', at_ms: T + 2, who: 'bob', action: 'task.enqueue', outcome: 'queued' }),
+        auditEntry({ id: 'e1', at_ms: T + 1 }),
+      ],
+    });
+    const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });
+    const s = await until(feed, (x) => x.connection.state === 'live' && x.data.activity.length === 2);
+    expect(s.data.activity.map((a) => a.text)).toEqual([
+      'alice@10.0.0.5 reset merge_wal cooldown of store-12',
+      'bob@10.0.0.5 enqueued merge_wal on store-12',
+    ]);
+    expect(f.state.requests).toContain('GET /api/v1/audit?limit=20');
+    // A newer line came over the stream; an older entry it missed turns up in the next read.
+    await until(feed, () => f.clients === 1);
+    f.emit({ type: 'audit', revision: 50, entry: auditEntry({ id: 'e4', at_ms: T + 4, who: 'dave' }) });
+    await until(feed, (x) => x.data.activity.length === 3);
+    f.state.audit.unshift(auditEntry({ id: 'e3', at_ms: T + 3, who: 'carol' }));
+    feed.refresh();
+    const after = await until(feed, (x) => x.data.activity.length === 4);
+    expect(after.data.activity.map((a) => a.subject?.id)).toEqual(['e1', 'e2', 'e3', 'e4']);
+    // Read again, nothing new: the log is the same object.
+    feed.refresh();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(feed.getSnapshot().data.activity).toBe(after.data.activity);
+  });
+
+  it('reads no audit trail from a master that predates it, and says nothing of it', async () => {
+    const f = await fake({ legacy: true });
+    const feed = feedFor(f.url, { refreshMs: 100 });
+    const s = await until(feed, (x) => x.connection.state === 'live' && x.data.cooldowns !== undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(s.data.activity).toEqual([]);
+    expect(feed.getSnapshot().connection.error).toBeUndefined();
+  });
+
   it('notes a park a re-read found (the stream never said) in the activity log, once', async () => {
     const f = await fake();
     f.state.cooldowns.set('merge_wal/a', cooldown('a', { until_ms: Date.now() + 600_000 }));

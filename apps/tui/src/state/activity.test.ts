@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { auditEntry, cooldown, park } from '../../test/fake-master.js';
-import { type Activity, MAX_ACTIVITY, SAME_ACTION_MS, appendActivity, withOwnActivity } from './activity.js';
+import {
+  type Activity,
+  MAX_ACTIVITY,
+  SAME_ACTION_MS,
+  appendActivity,
+  inTimeOrder,
+  withOwnActivity,
+} from './activity.js';
 import { auditActivity, cooldownRef } from './audit-lines.js';
 import { parkActivity } from './fleet.js';
 
@@ -62,6 +69,16 @@ describe('appendActivity', () => {
       "alice@10.0.0.5 parked 2 stores matching 'quota': disk swap",
       'parked merge_wal store-9 (token@127.0.0.1): other',
     ]);
+  });
+
+  it('returns the log itself when a re-read brings only lines it has, and puts a late one in time order', () => {
+    const a = auditActivity(auditEntry({ id: 'a', at_ms: T }));
+    const b = auditActivity(auditEntry({ id: 'b', at_ms: T + 2 }));
+    const log = appendActivity([], [a, b]);
+    expect(appendActivity(log, [auditActivity(auditEntry({ id: 'a', at_ms: T }))])).toBe(log);
+    expect(inTimeOrder(log)).toBe(log);
+    const late = auditActivity(auditEntry({ id: 'c', at_ms: T + 1 }));
+    expect(inTimeOrder(appendActivity(log, [late])).map((l) => l.subject?.id)).toEqual(['a', 'c', 'b']);
   });
 
   it('keeps at most MAX_ACTIVITY lines, the newest', () => {

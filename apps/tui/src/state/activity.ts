@@ -64,21 +64,37 @@ function covers(audit: Activity, note: Activity): boolean {
 export function appendActivity(log: readonly Activity[], more: readonly Activity[]): readonly Activity[] {
   if (more.length === 0) return log;
   let out = [...log];
+  let changed = false;
   for (const line of more) {
     const s = line.subject;
     if (s?.source === 'audit') {
       const at = s.id === undefined ? -1 : out.findIndex((l) => l.subject?.source === 'audit' && l.subject.id === s.id);
       if (at >= 0) {
+        // A re-read brings the entries the stream already did: the same line changes nothing.
+        if (out[at]!.text === line.text) continue;
         out[at] = line;
       } else {
         out = out.filter((l) => !covers(line, l));
         out.push(line);
       }
+      changed = true;
     } else if (s?.source !== 'park' || !out.some((l) => covers(l, line))) {
       out.push(line);
+      changed = true;
     }
   }
-  return out.slice(-MAX_ACTIVITY);
+  return changed ? out.slice(-MAX_ACTIVITY) : log;
+}
+
+/**
+ * The log in time order (itself when it is): entries read from the trail after a gap in the
+ * stream are older than lines that arrived since.
+ */
+export function inTimeOrder(log: readonly Activity[]): readonly Activity[] {
+  for (let i = 1; i < log.length; i++) {
+    if (log[i]!.at < log[i - 1]!.at) return [...log].sort((a, b) => a.at - b.at);
+  }
+  return log;
 }
 
 /**
