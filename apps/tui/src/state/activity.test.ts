@@ -81,6 +81,38 @@ describe('appendActivity', () => {
     expect(inTimeOrder(appendActivity(log, [late])).map((l) => l.subject?.id)).toEqual(['a', 'c', 'b']);
   });
 
+  it('takes a park made without a token (by the address alone) for the anonymous bulk park’s', () => {
+    const bulk = auditActivity(
+      auditEntry({
+        who: 'anonymous',
+        client: '127.0.0.1',
+        action: 'cooldowns.park',
+        kind: undefined,
+        target: undefined,
+        filter: { q: 'x' },
+        reason: 'r',
+        count: 1,
+        at_ms: T,
+      }),
+    );
+    const note = parkActivity(
+      'compact',
+      'x1',
+      undefined,
+      cooldown('x1', { parked: park('r', { parked_at_ms: T, by: '127.0.0.1' }) }),
+      T,
+    )!;
+    expect(appendActivity([bulk], [note])).toEqual([bulk]);
+    const other = parkActivity(
+      'compact',
+      'x1',
+      undefined,
+      cooldown('x1', { parked: park('r', { parked_at_ms: T, by: '10.9.9.9' }) }),
+      T,
+    )!;
+    expect(appendActivity([bulk], [other])).toEqual([bulk, other]);
+  });
+
   it('keeps at most MAX_ACTIVITY lines, the newest', () => {
     const many = Array.from({ length: MAX_ACTIVITY + 5 }, (_, i) =>
       auditActivity(auditEntry({ id: `id-${i}`, at_ms: T + i })),

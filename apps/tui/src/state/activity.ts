@@ -53,7 +53,17 @@ function covers(audit: Activity, note: Activity): boolean {
   const n = note.subject;
   if (a?.source !== 'audit' || n?.source !== 'park' || !near(audit, note)) return false;
   if (sharesKey(a, n)) return true;
-  return a.action === 'cooldowns.park' && a.by !== undefined && a.by === n.by && a.reason === n.reason;
+  return a.action === 'cooldowns.park' && sameOperator(a.by, n.by) && a.reason === n.reason;
+}
+
+/**
+ * Whether an audit entry's `who@client` and a park's `by` name the same operator: a park made
+ * without a token names the client address alone, where the entry says `anonymous@<address>`
+ * (docs/ARCHITECTURE.md §3.4).
+ */
+function sameOperator(audit: string | undefined, park: string | undefined): boolean {
+  if (audit === undefined || park === undefined) return false;
+  return audit === park || audit === `anonymous@${park}`;
 }
 
 /**
