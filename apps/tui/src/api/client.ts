@@ -304,7 +304,7 @@ export class MaintdClient {
     try {
       res = await this.#fetch(`${this.url}${path}`, { ...init, signal: s });
     } catch (err) {
-      throw connectionError(err, this.#timeoutMs);
+      throw connectionError(err, this.#timeoutMs, this.url);
     }
     if (!res.ok) throw new ApiError(res.status, `HTTP ${res.status} from ${path}`);
     return res;
@@ -326,7 +326,7 @@ export class MaintdClient {
         signal: this.#signal(signal),
       });
     } catch (err) {
-      throw connectionError(err, this.#timeoutMs);
+      throw connectionError(err, this.#timeoutMs, this.url);
     }
     if (res.ok) return res;
     const answer = (await res.json().catch(() => undefined)) as { error?: unknown } | undefined;
@@ -358,7 +358,7 @@ export class MaintdClient {
     try {
       result = await request(this.#signal(signal));
     } catch (err) {
-      throw connectionError(err, this.#timeoutMs);
+      throw connectionError(err, this.#timeoutMs, this.url);
     }
     const { data, error, response } = result;
     if (!response.ok || data === undefined) {
@@ -382,10 +382,17 @@ function bulkQuery(filter: CooldownFilter, dryRun: boolean): string {
   return q.toString();
 }
 
-/** A fetch failure as one short, readable message ("connection refused", "timed out after 5s"). */
-export function connectionError(err: unknown, timeoutMs: number): ConnectionError {
+/**
+ * A fetch failure as one short, readable message ("connection refused", "timed out after 5s").
+ * `url`: the master's, for a hint that depends on its scheme.
+ */
+export function connectionError(err: unknown, timeoutMs: number, url?: string): ConnectionError {
   if (err instanceof ConnectionError) return err;
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string; reason?: string } };
+  const e = err as {
+    name?: string;
+    message?: string;
+    cause?: { code?: string; message?: string; reason?: string; socket?: { bytesRead?: number } | null };
+  };
   if (e?.name === 'TimeoutError')
     return new ConnectionError(`no answer within ${formatSeconds(timeoutMs)}`, { cause: err });
   if (e?.name === 'AbortError') return new ConnectionError('request cancelled', { cause: err });
@@ -400,6 +407,11 @@ export function connectionError(err: unknown, timeoutMs: number): ConnectionErro
     UND_ERR_SOCKET: 'connection closed',
     UND_ERR_CONNECT_TIMEOUT: 'connect timeout',
   };
+  // A master serving https closes a plain-http connection without a byte in answer.
+  if (code === 'UND_ERR_SOCKET' && e.cause?.socket?.bytesRead === 0 && url?.startsWith('http:')) {
+    const hint = 'connection closed before any answer: if the master serves https, use an https:// --url';
+    return new ConnectionError(hint, { cause: err });
+  }
   const text = (code && known[code]) ?? tlsProblem(e?.cause) ?? e?.cause?.message ?? e?.message ?? String(err);
   return new ConnectionError(sanitizeText(text), { cause: err });
 }

@@ -191,7 +191,7 @@ export async function readEventStream(options: EventStreamOptions, handlers: Eve
   } catch (err) {
     if (options.signal.aborted) return 'aborted';
     if (idleFired) throw new ConnectionError('events: no data (not even a keepalive) in time', { cause: err });
-    throw connectionError(err, options.connectTimeoutMs);
+    throw connectionError(err, options.connectTimeoutMs, options.url);
   } finally {
     local.abort();
     await watchdog;

@@ -121,6 +121,13 @@ describe('MasterTransport', () => {
     }
   });
 
+  it('says to use https:// when an http:// URL reaches a master serving TLS', async () => {
+    const fake = await httpsMaster();
+    const { client } = await clientOf(fake.url.replace('https:', 'http:'), {});
+    const err = await failure(client.masters());
+    expect(err.message).toBe('connection closed before any answer: if the master serves https, use an https:// --url');
+  });
+
   it('speaks plain HTTP to an http:// master, without TLS', async () => {
     const fake = await startFakeMaster();
     cleanups.push(() => fake.close());
