@@ -8,7 +8,7 @@ import {
   inTimeOrder,
   withOwnActivity,
 } from './activity.js';
-import { auditActivity, cooldownRef } from './audit-lines.js';
+import { auditActivity, pairRef } from './audit-lines.js';
 import { parkActivity } from './fleet.js';
 
 const T = 1_700_000_000_000;
@@ -127,38 +127,59 @@ describe('withOwnActivity', () => {
   const audit = auditActivity(parkEntry);
 
   it('marks the audit line of this dashboard’s action as its own, and leaves its own line out', () => {
-    const mine = own([cooldownRef('merge_wal', 'store-12')]);
+    const mine = own([pairRef('park', 'merge_wal', 'store-12')]);
     expect(withOwnActivity([audit], [mine]).map((l) => l.text)).toEqual([
       'alice@10.0.0.5 (you) parked merge_wal on store-12: disk swap',
     ]);
   });
 
   it('keeps an own line some of whose items the trail has not recorded, and a failed one', () => {
-    const two = own([cooldownRef('merge_wal', 'store-12'), cooldownRef('merge_wal', 'store-13')], {
+    const two = own([pairRef('park', 'merge_wal', 'store-12'), pairRef('park', 'merge_wal', 'store-13')], {
       text: 'parked 2 of 2',
     });
     expect(withOwnActivity([audit], [two]).map((l) => l.text)).toEqual([
       'alice@10.0.0.5 (you) parked merge_wal on store-12: disk swap',
       'parked 2 of 2',
     ]);
-    const failed = own([cooldownRef('merge_wal', 'store-12')], { tone: 'bad', text: 'park failed for 1: …' });
+    const failed = own([pairRef('park', 'merge_wal', 'store-12')], { tone: 'bad', text: 'park failed for 1: …' });
     expect(withOwnActivity([audit], [failed]).map((l) => l.text)).toEqual([
       'alice@10.0.0.5 (you) parked merge_wal on store-12: disk swap',
       'park failed for 1: …',
     ]);
   });
 
+  it('marks only the entry nearest in time to its own action, not an earlier one of the same pair, nor another verb', () => {
+    const earlier = auditActivity({ ...parkEntry, id: 'earlier', who: 'bob', at_ms: T - 60_000 });
+    const mine = own([pairRef('park', 'merge_wal', 'store-12')]);
+    expect(withOwnActivity([earlier, audit], [mine]).map((l) => l.text)).toEqual([
+      'bob@10.0.0.5 parked merge_wal on store-12: disk swap',
+      'alice@10.0.0.5 (you) parked merge_wal on store-12: disk swap',
+    ]);
+    // The dashboard released it (a DELETE: its reset and release entries, both its own); the park
+    // before it was someone else's.
+    const reset = auditActivity(auditEntry({ id: 'r', at_ms: T + 5000, action: 'cooldown.reset', outcome: 'reset' }));
+    const release = auditActivity(
+      auditEntry({ id: 'l', at_ms: T + 5003, action: 'cooldown.release', outcome: 'released' }),
+    );
+    const released = own([pairRef('delete', 'merge_wal', 'store-12')], { at: T + 5100, text: 'released' });
+    expect(withOwnActivity([audit, reset, release], [released]).map((l) => l.text)).toEqual([
+      'alice@10.0.0.5 parked merge_wal on store-12: disk swap',
+      'alice@10.0.0.5 (you) reset merge_wal cooldown of store-12',
+      'alice@10.0.0.5 (you) released merge_wal on store-12',
+    ]);
+  });
+
   it('leaves others’ lines alone, and everything as it was without an audit trail', () => {
-    const elsewhere = own([cooldownRef('compact', 'store-1')], { text: 'reset the cooldown of compact store-1' });
+    const elsewhere = own([pairRef('park', 'compact', 'store-1')], { text: 'reset the cooldown of compact store-1' });
     expect(withOwnActivity([audit], [elsewhere]).map((l) => l.text)).toEqual([
       'alice@10.0.0.5 parked merge_wal on store-12: disk swap',
       'reset the cooldown of compact store-1',
     ]);
-    const mine = own([cooldownRef('merge_wal', 'store-12')]);
+    const mine = own([pairRef('park', 'merge_wal', 'store-12')]);
     expect(withOwnActivity([parkNote], [mine])).toEqual([parkNote, mine]);
     expect(withOwnActivity([audit], [])).toEqual([audit]);
     // Long after: another action on the same pair.
-    const old = own([cooldownRef('merge_wal', 'store-12')], { at: T - SAME_ACTION_MS - 1 });
+    const old = own([pairRef('park', 'merge_wal', 'store-12')], { at: T - SAME_ACTION_MS - 1 });
     expect(withOwnActivity([audit], [old]).map((l) => l.text)).toEqual([old.text, audit.text]);
   });
 });

@@ -108,28 +108,54 @@ export function inTimeOrder(log: readonly Activity[]): readonly Activity[] {
 }
 
 /**
- * The stream's log with this dashboard's own actions, in time order: an audit line of one of them
- * is marked `(you)`, and an own line whose every item the audit trail recorded is left out (the
- * audit lines say it, with who the master took the dashboard for); a failed one always stays.
- * A master without an audit trail leaves both as they are.
+ * How far apart the audit entries of one request may be: the `DELETE` of one pair commits its
+ * reset and its release in two transactions, each with its entry.
+ */
+const ONE_REQUEST_MS = 1000;
+
+/**
+ * The stream's log with this dashboard's own actions, in time order: the audit lines of one of
+ * them are marked `(you)`, and an own line whose every item the audit trail recorded is left out
+ * (the audit lines say it, with who the master took the dashboard for); a failed one always
+ * stays. Of the lines that name what an own action did (say `park merge_wal/store-12`) within
+ * {@link SAME_ACTION_MS}, the one nearest to it in time is its own (with any entry of the same
+ * request beside it), not an earlier park of the same pair by someone else. A master without an
+ * audit trail leaves both as they are.
  */
 export function withOwnActivity(stream: readonly Activity[], own: readonly Activity[]): readonly Activity[] {
   if (own.length === 0) return stream;
-  const matched = new Set<Activity>();
-  const lines = stream.map((line) => {
-    const s = line.subject;
-    if (s?.source !== 'audit' || s.phrase === undefined) return line;
-    const mine = own.filter((o) => o.subject?.source === 'own' && near(o, line) && sharesKey(o.subject, s));
-    if (mine.length === 0) return line;
-    for (const o of mine) matched.add(o);
-    return { ...line, text: `${s.by ?? ''} (you) ${s.phrase}` };
-  });
-  const recorded = (o: Activity): boolean => {
-    const keys = o.subject?.source === 'own' ? o.subject.keys : [];
-    if (o.tone === 'bad' || keys.length === 0 || !matched.has(o)) return false;
-    return keys.every((k) =>
-      stream.some((l) => l.subject?.source === 'audit' && l.subject.keys.includes(k) && near(l, o)),
-    );
-  };
-  return [...lines, ...own.filter((o) => !recorded(o))].sort((a, b) => a.at - b.at).slice(-MAX_ACTIVITY);
+  const mine = new Set<Activity>();
+  const recorded = new Set<Activity>();
+  for (const o of own) {
+    if (o.subject?.source !== 'own' || o.subject.keys.length === 0) continue;
+    let all = true;
+    for (const k of o.subject.keys) {
+      const candidates = stream.filter(
+        (l) => l.subject?.source === 'audit' && l.subject.keys.includes(k) && near(l, o),
+      );
+      if (candidates.length === 0) {
+        all = false;
+        continue;
+      }
+      const distance = (l: Activity): number => Math.abs(l.at - o.at);
+      const best = candidates.reduce((a, b) => (distance(b) < distance(a) ? b : a));
+      for (const l of candidates) if (Math.abs(l.at - best.at) <= ONE_REQUEST_MS) mine.add(l);
+    }
+    if (all && o.tone !== 'bad') recorded.add(o);
+  }
+  if (mine.size === 0) return mergeInOrder(stream, own);
+  const lines = stream.map((l) =>
+    mine.has(l) && l.subject?.phrase !== undefined
+      ? { ...l, text: `${l.subject.by ?? ''} (you) ${l.subject.phrase}` }
+      : l,
+  );
+  return mergeInOrder(
+    lines,
+    own.filter((o) => !recorded.has(o)),
+  );
+}
+
+function mergeInOrder(stream: readonly Activity[], own: readonly Activity[]): readonly Activity[] {
+  if (own.length === 0) return stream;
+  return [...stream, ...own].sort((a, b) => a.at - b.at).slice(-MAX_ACTIVITY);
 }

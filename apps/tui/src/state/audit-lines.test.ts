@@ -13,7 +13,7 @@ describe('auditActivity', () => {
       tone: 'ok',
       subject: {
         source: 'audit',
-        keys: ['cooldown merge_wal/store-12'],
+        keys: ['delete merge_wal/store-12'],
         id: '01a23766-aaaa-7000-8000-000000000001',
         by: 'alice@10.0.0.5',
         action: 'cooldown.reset',
@@ -79,9 +79,11 @@ describe('ownRefs', () => {
   it('names every item of an action as its audit entries name them', () => {
     const pending = (action: PendingAction['action']): PendingAction => ({ action, items });
     expect(ownRefs(pending('run'))).toEqual(['enqueue merge_wal/a', 'enqueue compact/b']);
-    for (const action of ['reset', 'release', 'park'] as const) {
-      expect(ownRefs(pending(action))).toEqual(['cooldown merge_wal/a', 'cooldown compact/b']);
+    // `c` and `u` are the same DELETE of the pair.
+    for (const action of ['reset', 'release'] as const) {
+      expect(ownRefs(pending(action))).toEqual(['delete merge_wal/a', 'delete compact/b']);
     }
+    expect(ownRefs(pending('park'))).toEqual(['park merge_wal/a', 'park compact/b']);
     expect(ownRefs({ action: 'park', items, reason: 'r', bulk: { q: 'quota', count: 2 } })).toEqual([
       'cooldowns.park quota',
     ]);

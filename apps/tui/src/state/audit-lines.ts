@@ -4,18 +4,23 @@ import type { Activity } from './activity.js';
 import type { PendingAction } from './ui.js';
 
 /**
- * What an action acted on, as the activity log matches an audit entry with a park note and with
- * this dashboard's own action: `cooldown <kind>/<store>` for a park, release or reset of one pair
- * (the dashboard's reset and release are one request that may do either), `enqueue <kind>/<store>`,
+ * What an action did to what, as the activity log matches an audit entry with a park note and
+ * with this dashboard's own action: `park <kind>/<store>`, `delete <kind>/<store>` (the
+ * `DELETE` of one pair, which resets its count and releases its park: the dashboard's `c` and `u`
+ * alike, recorded as `cooldown.reset` and `cooldown.release`), `enqueue <kind>/<store>`, and
  * `<action> <q>` for a bulk action over a search.
  */
-export function cooldownRef(kind: string, target: string): string {
-  return `cooldown ${kind}/${target}`;
+export function pairRef(verb: 'park' | 'delete' | 'enqueue', kind: string, target: string): string {
+  return `${verb} ${kind}/${target}`;
 }
 
-function enqueueRef(kind: string, target: string): string {
-  return `enqueue ${kind}/${target}`;
-}
+/** The actions on one pair, by what they did to it (see {@link pairRef}). */
+const PAIR_VERBS: Readonly<Record<string, 'park' | 'delete' | 'enqueue'>> = {
+  'task.enqueue': 'enqueue',
+  'cooldown.park': 'park',
+  'cooldown.reset': 'delete',
+  'cooldown.release': 'delete',
+};
 
 function bulkRef(action: 'cooldowns.park' | 'cooldowns.reset', q: string): string {
   return `${action} ${q}`;
@@ -75,8 +80,8 @@ export function auditActivity(e: AuditEntry): Activity {
     phrase = [e.action, ...named].join(' ') + (e.outcome ? ` (${e.outcome})` : '');
   }
   const keys: string[] = [];
-  if (e.action === 'task.enqueue' && e.kind && e.target) keys.push(enqueueRef(e.kind, e.target));
-  else if (e.action.startsWith('cooldown.') && e.kind && e.target) keys.push(cooldownRef(e.kind, e.target));
+  const verb = PAIR_VERBS[e.action];
+  if (verb && e.kind && e.target) keys.push(pairRef(verb, e.kind, e.target));
   else if (e.action === 'cooldowns.park' || e.action === 'cooldowns.reset')
     keys.push(bulkRef(e.action, e.filter?.q ?? ''));
   return {
@@ -87,10 +92,9 @@ export function auditActivity(e: AuditEntry): Activity {
   };
 }
 
-/** What one of this dashboard's actions acted on, for telling its audit lines (see {@link cooldownRef}). */
+/** What one of this dashboard's actions did to what, for telling its audit lines (see {@link pairRef}). */
 export function ownRefs(pending: PendingAction): string[] {
   if (pending.bulk) return [bulkRef(pending.action === 'park' ? 'cooldowns.park' : 'cooldowns.reset', pending.bulk.q)];
-  return pending.items.map((i) =>
-    pending.action === 'run' ? enqueueRef(i.kind, i.target) : cooldownRef(i.kind, i.target),
-  );
+  const verb = pending.action === 'run' ? 'enqueue' : pending.action === 'park' ? 'park' : 'delete';
+  return pending.items.map((i) => pairRef(verb, i.kind, i.target));
 }

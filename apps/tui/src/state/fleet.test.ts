@@ -86,7 +86,7 @@ describe('applyEvents', () => {
         text: 'parked merge_wal a (token@127.0.0.1): disk gone',
         tone: 'warn',
         // What it names, so the audit trail's line of the same park replaces it.
-        subject: { source: 'park', keys: ['cooldown merge_wal/a'], by: 'token@127.0.0.1', reason: 'disk gone' },
+        subject: { source: 'park', keys: ['park merge_wal/a'], by: 'token@127.0.0.1', reason: 'disk gone' },
       },
     ]);
     // A change of the failure record of a parked entry is no new park.
@@ -105,7 +105,7 @@ describe('applyEvents', () => {
       at: 2000,
       text: 'released merge_wal a',
       tone: 'ok',
-      subject: { source: 'park', keys: ['cooldown merge_wal/a'] },
+      subject: { source: 'park', keys: ['delete merge_wal/a'] },
     });
   });
 

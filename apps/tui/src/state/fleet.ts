@@ -2,7 +2,7 @@ import { KIND_PATTERN, cooldownState, isParked } from '@maintd/core';
 import type { MaintdEvent } from '../api/events.js';
 import type { Cooldown, Master, Policy, Store, Task, TaskKind, TimelineEvent, Worker } from '../api/types.js';
 import { type Activity, appendActivity } from './activity.js';
-import { auditActivity, cooldownRef } from './audit-lines.js';
+import { auditActivity, pairRef } from './audit-lines.js';
 import { byKind, fleetKinds } from './kinds.js';
 import { LiveMap } from './live-map.js';
 
@@ -155,7 +155,7 @@ export function parkActivity(
       at: p.parked_at_ms,
       text: `parked ${kind} ${target} (${p.by}): ${p.reason}`,
       tone: 'warn',
-      subject: { source: 'park', keys: [cooldownRef(kind, target)], by: p.by, reason: p.reason },
+      subject: { source: 'park', keys: [pairRef('park', kind, target)], by: p.by, reason: p.reason },
     };
   }
   if (was && !is) return releaseActivity(kind, target, nowMs);
@@ -167,7 +167,7 @@ function releaseActivity(kind: string, target: string, nowMs: number): Activity 
     at: nowMs,
     text: `released ${kind} ${target}`,
     tone: 'ok',
-    subject: { source: 'park', keys: [cooldownRef(kind, target)] },
+    subject: { source: 'park', keys: [pairRef('delete', kind, target)] },
   };
 }
 
