@@ -314,8 +314,11 @@ async function main(): Promise<void> {
       createInterface({ input: child.stdout! }).once('line', resolve);
       child.once('exit', (code) => reject(new Error(`fake master exited (${code})`)));
     });
-    const client = new MaintdClient({ url, timeoutMs: 5000 });
-    const feed = new FleetFeed({ client, refreshMs: 2000 });
+    // Every request through the binary's own transport (an older build, BENCH_TUI_DIST, may predate it).
+    const Transport = (tui as Partial<typeof TuiModule>).MasterTransport;
+    const transport = Transport ? new Transport() : undefined;
+    const client = new MaintdClient({ url, timeoutMs: 5000, fetch: transport?.fetch });
+    const feed = new FleetFeed({ client, refreshMs: 2000, fetch: transport?.fetch });
     const frameTimes: number[] = [];
     const inkTimes: number[] = [];
     let updates = 0;
@@ -392,6 +395,7 @@ async function main(): Promise<void> {
     const cpuPct = ((cpu.user + cpu.system) / 1000 / wall) * 100;
     app.unmount();
     await feed.stop();
+    await transport?.close();
 
     const frame95 = pct(frameTimes, 95);
     console.log(

@@ -10,7 +10,8 @@ import { MARK_WIDTH, Table } from './components/Table.js';
 import type { FleetSource } from './data/source.js';
 import { MIN_SIZE, type Size, useNow, useTerminalSize } from './hooks.js';
 import { useRedrawGate } from './redraw-gate.js';
-import { type Activity, MAX_ACTIVITY, appendActivity } from './state/fleet.js';
+import { type Activity, MAX_ACTIVITY, appendActivity, withOwnActivity } from './state/activity.js';
+import { ownRefs } from './state/audit-lines.js';
 import { previewed } from './state/bulk.js';
 import { ListViews } from './state/lists.js';
 import {
@@ -120,6 +121,7 @@ export function App(props: AppProps): ReactNode {
   const taskSearch = ui.lists.tasks.filter.trim();
   useEffect(() => source.search?.('tasks', taskSearch), [source, taskSearch]);
 
+  const activity = useMemo(() => withOwnActivity(data.activity, actions), [data.activity, actions]);
   const log = useCallback((entries: readonly Activity[]) => {
     setActions((a) => appendActivity(a, entries).slice(-MAX_ACTIVITY));
   }, []);
@@ -171,7 +173,9 @@ export function App(props: AppProps): ReactNode {
       } else {
         void execute(props.api, effect.action).then((notice) => {
           setUi((s) => ({ ...s, notice }));
-          log([{ at: clock.now(), text: notice.text, tone: notice.tone }]);
+          // What it acted on: the audit trail's lines of it are marked as this dashboard's.
+          const subject = { source: 'own' as const, keys: ownRefs(effect.action) };
+          log([{ at: clock.now(), text: notice.text, tone: notice.tone, subject }]);
           props.source.refresh();
         });
       }
@@ -260,7 +264,7 @@ export function App(props: AppProps): ReactNode {
     content = (
       <Overview
         model={overview ?? overviewModel(data, now, guardOverride)}
-        activity={mergeActivity(data.activity, actions)}
+        activity={activity}
         now={now}
         width={size.columns}
         height={contentHeight}
@@ -297,11 +301,4 @@ export function App(props: AppProps): ReactNode {
       </Box>
     </ThemeRoot>
   );
-}
-
-/** The stream's activity and the operator's own actions, in time order. */
-function mergeActivity(stream: readonly Activity[], own: readonly Activity[]): readonly Activity[] {
-  if (own.length === 0) return stream;
-  if (stream.length === 0) return own;
-  return [...stream, ...own].sort((a, b) => a.at - b.at).slice(-MAX_ACTIVITY);
 }

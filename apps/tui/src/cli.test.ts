@@ -17,7 +17,66 @@ describe('parseCli', () => {
       timeoutMs: 5000,
       // The guard comes from the master's policy unless --guard-percent overrides it.
       guardPercent: undefined,
+      tls: { ca: undefined, cert: undefined, key: undefined },
     });
+  });
+
+  it('takes the TLS client files from --ca, --cert and --key or MAINTD_CA, MAINTD_CERT and MAINTD_KEY, flags winning', () => {
+    const env = {
+      MAINTD_URL: 'https://m:8090',
+      MAINTD_CA: '/e/ca.pem',
+      MAINTD_CERT: '/e/c.pem',
+      MAINTD_KEY: '/e/k.pem',
+    };
+    expect(run([], env).tls).toEqual({ ca: '/e/ca.pem', cert: '/e/c.pem', key: '/e/k.pem' });
+    expect(run(['--ca=/f/ca.pem', '--cert', '/f/c.pem', '--key=/f/k.pem'], env).tls).toEqual({
+      ca: '/f/ca.pem',
+      cert: '/f/c.pem',
+      key: '/f/k.pem',
+    });
+    expect(run(['--url=https://m', '--ca=/f/ca.pem']).tls).toEqual({
+      ca: '/f/ca.pem',
+      cert: undefined,
+      key: undefined,
+    });
+  });
+
+  it('refuses a client certificate without its key (and the reverse), and TLS files for an http:// URL', () => {
+    const error = (argv: string[], env: Record<string, string> = {}): string => {
+      const r = parseCli(argv, env, '1');
+      return r.action === 'error' ? r.message : `not an error: ${r.action}`;
+    };
+    expect(error(['--url=https://m', '--cert=/c.pem'])).toBe(
+      '--cert (MAINTD_CERT) is set without --key (MAINTD_KEY): a client certificate needs both',
+    );
+    expect(error(['--url=https://m'], { MAINTD_KEY: '/k.pem' })).toBe(
+      '--key (MAINTD_KEY) is set without --cert (MAINTD_CERT): a client certificate needs both',
+    );
+    expect(error(['--url=http://m', '--ca=/ca.pem'])).toBe(
+      '--ca (MAINTD_CA) is set but --url is http://: TLS options need an https:// master URL',
+    );
+    expect(error(['--cert=/c.pem', '--key=/k.pem'])).toContain('--url is http://');
+  });
+
+  it('refuses a URL that carries a token or credentials: the token has its own option', () => {
+    for (const url of ['https://m:8090/?token=s3cret', 'https://alice:s3cret@m:8090']) {
+      const r = parseCli([`--url=${url}`], {}, '1');
+      expect(r).toEqual({
+        action: 'error',
+        message: '--url: takes no query string or user:password; pass the token with --token or MAINTD_TOKEN',
+      });
+    }
+  });
+
+  it('documents that --ca replaces the system CAs and how to add one instead', () => {
+    const r = parseCli(['--help'], {}, '1');
+    const text = (r.action === 'help' ? r.text : '').replace(/\s+/g, ' ');
+    expect(text).toContain('--ca=<file> (env MAINTD_CA; default: the system CAs)');
+    expect(text).toContain('It replaces the system CAs');
+    expect(text).toContain('set NODE_EXTRA_CA_CERTS');
+    expect(text).toContain('--cert=<file> (env MAINTD_CERT; default: none)');
+    expect(text).toContain('--key=<file> (env MAINTD_KEY; default: none)');
+    expect(text).toContain('never in the URL');
   });
 
   it('takes the URL and token from MAINTD_URL and MAINTD_TOKEN, flags winning', () => {
@@ -81,6 +140,9 @@ describe('parseCli', () => {
       '--refresh=',
       '--timeout=',
       '--guard-percent=',
+      '--ca=<file>',
+      '--cert=<file>',
+      '--key=<file>',
     ]) {
       expect(text).toContain(`\n  ${flag}`);
     }

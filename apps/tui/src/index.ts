@@ -3,6 +3,7 @@
 export { type ActionApi } from './actions.js';
 export { App, type AppProps } from './App.js';
 export { type ClientOptions, MaintdClient } from './api/client.js';
+export { MasterTransport } from './api/transport.js';
 export type { MaintdEvent } from './api/events.js';
 export type { Cooldown, Store, Task, TaskKind } from './api/types.js';
 export { type FeedOptions, FleetFeed } from './data/feed.js';

@@ -1,6 +1,8 @@
 import process from 'node:process';
 import { cryptoRandom, systemClock } from '@maintd/core';
 import { MaintdClient } from './api/client.js';
+import { loadTlsFiles } from './api/tls-files.js';
+import { MasterTransport } from './api/transport.js';
 import { FleetFeed } from './data/feed.js';
 import { colorFromEnv, loadCli } from './env.js';
 import { renderDashboard } from './render.js';
@@ -22,19 +24,31 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  if (!process.stdout.isTTY || !process.stdin.isTTY) {
-    process.stderr.write('maintd-top: needs an interactive terminal (stdin and stdout must be a TTY)\n');
+  const o = cli.options;
+  let transport: MasterTransport;
+  try {
+    // Before the screen is taken: a bad file is a usage error, said once, not a failure per request.
+    transport = new MasterTransport(await loadTlsFiles(o.tls, systemClock.now()));
+  } catch (err) {
+    process.stderr.write(`maintd-top: ${(err as Error).message}\n`);
     process.exitCode = 2;
     return;
   }
-  const o = cli.options;
-  const client = new MaintdClient({ url: o.url, token: o.token, timeoutMs: o.timeoutMs });
+  if (!process.stdout.isTTY || !process.stdin.isTTY) {
+    process.stderr.write('maintd-top: needs an interactive terminal (stdin and stdout must be a TTY)\n');
+    process.exitCode = 2;
+    await transport.close();
+    return;
+  }
+  // Every request (lists, actions, the event stream) goes through the one transport.
+  const client = new MaintdClient({ url: o.url, token: o.token, timeoutMs: o.timeoutMs, fetch: transport.fetch });
   const feed = new FleetFeed({
     client,
     token: o.token,
     refreshMs: o.refreshMs,
     clock: systemClock,
     random: cryptoRandom,
+    fetch: transport.fetch,
   });
   feed.start();
 
@@ -62,6 +76,6 @@ export async function main(argv: readonly string[]): Promise<void> {
     await feed.stop();
     restore();
   }
-  // Keep-alive sockets of fetch's pool would hold the process open for a few seconds.
+  // Keep-alive sockets of the pool would hold the process open for a few seconds.
   process.exit(process.exitCode ?? 0);
 }

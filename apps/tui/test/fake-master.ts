@@ -4,8 +4,11 @@
  * answering slowly, never, or not at all. (The end-to-end test runs the real master instead.)
  */
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { type ServerOptions as HttpsOptions, createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { cooldownState } from '@maintd/core';
+import type { AuditEntry } from '../src/api/audit.js';
 import type { MaintdEvent } from '../src/api/events.js';
 import type { Cooldown, Master, Policy, Store, Task, TimelineEvent, Worker } from '../src/api/types.js';
 import { cooldownKey } from '../src/state/fleet.js';
@@ -33,6 +36,10 @@ export interface FakeState {
    * (400) on mutations.
    */
   legacy: boolean;
+  /** Served over TLS: the CN of each request's client certificate, in order (`-` for none). */
+  clientNames: string[];
+  /** The audit trail, newest first (`GET /api/v1/audit`; a legacy master has none). */
+  audit: AuditEntry[];
 }
 
 /** A running fake master. */
@@ -125,8 +132,31 @@ export function park(reason: string, over: Partial<Cooldown['parked'] & object> 
   };
 }
 
+/** An audit entry as the master writes it: `alice` resetting merge_wal on store-12 from 10.0.0.5. */
+export function auditEntry(over: Partial<AuditEntry> = {}): AuditEntry {
+  return {
+    id: '01a23766-aaaa-7000-8000-000000000001',
+    at_ms: 1_700_000_000_000,
+    at: '2023-11-14T22:13:20.000Z',
+    who: 'alice',
+    client: '10.0.0.5',
+    action: 'cooldown.reset',
+    route: 'DELETE /api/v1/scheduler/cooldowns/{kind}/{target}',
+    kind: 'merge_wal',
+    target: 'store-12',
+    outcome: 'reset',
+    master_id: 'master-a',
+    ...over,
+  };
+}
+
 /** Starts a fake master on a loopback port (0 = any; pass one to "restart" on the same port). */
-export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0): Promise<FakeMaster> {
+export async function startFakeMaster(
+  initial: Partial<FakeState> = {},
+  port = 0,
+  /** Serve HTTPS with these options (certificate, key, client CA) instead of HTTP. */
+  tls?: HttpsOptions,
+): Promise<FakeMaster> {
   const state: FakeState = {
     masters: [master()],
     workers: [],
@@ -140,6 +170,8 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
     requests: [],
     timelines: new Map(),
     legacy: false,
+    clientNames: [],
+    audit: [],
     ...initial,
   };
   const streams = new Set<ServerResponse>();
@@ -182,6 +214,10 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
       res.writeHead(200, headers);
       res.end(JSON.stringify(page));
       return;
+    }
+    if (req.method === 'GET' && path === '/api/v1/audit' && !state.legacy) {
+      const limit = Number(q.get('limit') ?? 50);
+      return json(res, 200, { entries: state.audit.slice(0, limit), next_cursor: null });
     }
     if (req.method === 'GET' && path === '/api/v1/scheduler/policy') {
       return json(res, 200, state.policy);
@@ -312,8 +348,12 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
     json(res, 404, { error: `no route for ${req.method} ${path}` });
   };
 
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     state.requests.push(`${req.method} ${req.url}`);
+    if (tls) {
+      const peer = (req.socket as TLSSocket).getPeerCertificate();
+      state.clientNames.push(typeof peer.subject?.CN === 'string' ? peer.subject.CN : '-');
+    }
     if (req.method === 'GET' && req.url === '/api/v1/events') {
       if (state.hang) return;
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -330,7 +370,8 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
       if (state.delayMs > 0) setTimeout(() => route(req, res, body), state.delayMs);
       else route(req, res, body);
     });
-  });
+  };
+  const server = tls ? createHttpsServer(tls, handle) : createServer(handle);
   server.keepAliveTimeout = 1000;
   server.on('connection', (s: Socket) => {
     sockets.add(s);
@@ -342,7 +383,7 @@ export async function startFakeMaster(initial: Partial<FakeState> = {}, port = 0
   });
   const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${bound}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${bound}`,
     port: bound,
     state,
     get clients() {

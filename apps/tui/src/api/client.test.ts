@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type FakeMaster, cooldown, startFakeMaster } from '../../test/fake-master.js';
+import { type FakeMaster, auditEntry, cooldown, startFakeMaster } from '../../test/fake-master.js';
 import { ApiError, ConnectionError, MaintdClient, needsNewerMaster, nextLink } from './client.js';
 
 let fake: FakeMaster | undefined;
@@ -171,6 +171,17 @@ describe('MaintdClient', () => {
     const { task, created } = await client.enqueue('merge_wal', 'orders');
     expect(created).toBe(true);
     expect(task).toMatchObject({ kind: 'merge_wal', target: 'orders', source: 'manual' });
+  });
+
+  it('reads the newest of the audit trail, leaving out a malformed entry; from a master without one, undefined', async () => {
+    fake = await startFakeMaster();
+    const good = auditEntry({ reason: 'disk\u001b[2J swap', action: 'cooldown.park', outcome: 'parked' });
+    fake.state.audit = [good, { ...auditEntry({ id: 'bad' }), at_ms: 'yesterday' } as never];
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    expect(await client.audit(5)).toEqual([{ ...good, reason: 'disk swap' }]);
+    expect(fake.state.requests.at(-1)).toBe('GET /api/v1/audit?limit=5');
+    fake.state.legacy = true;
+    expect(await client.audit(5)).toBeUndefined();
   });
 
   it('resets a cooldown, and reports one that was already gone as false', async () => {

@@ -1,6 +1,8 @@
 import createClient from 'openapi-fetch';
 import { sanitizeDeep, sanitizeText } from '../sanitize.js';
+import { type AuditEntry, parseAuditPage } from './audit.js';
 import type { paths } from './schema.js';
+import { tlsProblem } from './tls-errors.js';
 import type {
   BulkResult,
   Cooldown,
@@ -67,11 +69,11 @@ export class ConnectionError extends Error {
 export interface ClientOptions {
   /** Base URL, e.g. `http://127.0.0.1:8090`. */
   readonly url: string;
-  /** MASTER_API_TOKEN, sent as a bearer token: once the master sets one, every action needs it. */
+  /** An API token of the master, sent as a bearer header (never in the URL). */
   readonly token?: string | undefined;
   /** Per-request deadline: a slow master costs at most this, never a frozen screen. */
   readonly timeoutMs: number;
-  /** For tests. */
+  /** How requests are sent: a `MasterTransport`'s (TLS client options) or a test's; default the global fetch. */
   readonly fetch?: typeof fetch;
 }
 
@@ -274,6 +276,21 @@ export class MaintdClient {
     return this.#json<BulkResult>(await this.#send('DELETE', path), path);
   }
 
+  /**
+   * The newest entries of the audit trail, newest first; undefined from a master that predates it
+   * (0.1.0 has no such route).
+   */
+  async audit(limit: number, signal?: AbortSignal): Promise<AuditEntry[] | undefined> {
+    const path = `/api/v1/audit?limit=${limit}`;
+    try {
+      const res = await this.#send('GET', path, undefined, signal);
+      return parseAuditPage(await this.#json<unknown>(res, path));
+    } catch (err) {
+      if (needsNewerMaster(err)) return undefined;
+      throw err;
+    }
+  }
+
   /** The newest tasks of one store (the detail pane's history). */
   async history(target: string, limit = 20): Promise<Task[]> {
     const page = await this.tasks({ target, limit });
@@ -287,7 +304,7 @@ export class MaintdClient {
     try {
       res = await this.#fetch(`${this.url}${path}`, { ...init, signal: s });
     } catch (err) {
-      throw connectionError(err, this.#timeoutMs);
+      throw connectionError(err, this.#timeoutMs, this.url);
     }
     if (!res.ok) throw new ApiError(res.status, `HTTP ${res.status} from ${path}`);
     return res;
@@ -309,7 +326,7 @@ export class MaintdClient {
         signal: this.#signal(signal),
       });
     } catch (err) {
-      throw connectionError(err, this.#timeoutMs);
+      throw connectionError(err, this.#timeoutMs, this.url);
     }
     if (res.ok) return res;
     const answer = (await res.json().catch(() => undefined)) as { error?: unknown } | undefined;
@@ -341,7 +358,7 @@ export class MaintdClient {
     try {
       result = await request(this.#signal(signal));
     } catch (err) {
-      throw connectionError(err, this.#timeoutMs);
+      throw connectionError(err, this.#timeoutMs, this.url);
     }
     const { data, error, response } = result;
     if (!response.ok || data === undefined) {
@@ -365,10 +382,17 @@ function bulkQuery(filter: CooldownFilter, dryRun: boolean): string {
   return q.toString();
 }
 
-/** A fetch failure as one short, readable message ("connection refused", "timed out after 5s"). */
-export function connectionError(err: unknown, timeoutMs: number): ConnectionError {
+/**
+ * A fetch failure as one short, readable message ("connection refused", "timed out after 5s").
+ * `url`: the master's, for a hint that depends on its scheme.
+ */
+export function connectionError(err: unknown, timeoutMs: number, url?: string): ConnectionError {
   if (err instanceof ConnectionError) return err;
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const e = err as {
+    name?: string;
+    message?: string;
+    cause?: { code?: string; message?: string; reason?: string; socket?: { bytesRead?: number } | null };
+  };
   if (e?.name === 'TimeoutError')
     return new ConnectionError(`no answer within ${formatSeconds(timeoutMs)}`, { cause: err });
   if (e?.name === 'AbortError') return new ConnectionError('request cancelled', { cause: err });
@@ -383,7 +407,12 @@ export function connectionError(err: unknown, timeoutMs: number): ConnectionErro
     UND_ERR_SOCKET: 'connection closed',
     UND_ERR_CONNECT_TIMEOUT: 'connect timeout',
   };
-  const text = (code && known[code]) ?? e?.cause?.message ?? e?.message ?? String(err);
+  // A master serving https closes a plain-http connection without a byte in answer.
+  if (code === 'UND_ERR_SOCKET' && e.cause?.socket?.bytesRead === 0 && url?.startsWith('http:')) {
+    const hint = 'connection closed before any answer: if the master serves https, use an https:// --url';
+    return new ConnectionError(hint, { cause: err });
+  }
+  const text = (code && known[code]) ?? tlsProblem(e?.cause) ?? e?.cause?.message ?? e?.message ?? String(err);
   return new ConnectionError(sanitizeText(text), { cause: err });
 }
 

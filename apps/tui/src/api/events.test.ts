@@ -1,6 +1,6 @@
 import { FakeClock } from '@maintd/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type FakeMaster, cooldown, startFakeMaster } from '../../test/fake-master.js';
+import { type FakeMaster, auditEntry, cooldown, startFakeMaster } from '../../test/fake-master.js';
 import { type EventStreamOptions, type MaintdEvent, parseMaintdEvent, readEventStream } from './events.js';
 
 /** A fetch that answers the event stream with `chunks`, one read each, then ends it. */
@@ -59,6 +59,35 @@ describe('parseMaintdEvent', () => {
       event: { ...event, reason: 'bad disk' },
     });
     expect(parseMaintdEvent(JSON.stringify({ type: 'timeline', revision: 9, event: { id: 'x' } }))).toBeUndefined();
+  });
+
+  it('accepts an audit event, its fields of a later release kept and its text sanitised', () => {
+    const entry = { ...auditEntry(), reason: 'disk\u001b]0;owned\u0007 swap', ticket: 'OPS-1' };
+    expect(parseMaintdEvent(JSON.stringify({ type: 'audit', revision: 9, entry }))).toEqual({
+      type: 'audit',
+      revision: 9,
+      entry: { ...entry, reason: 'disk swap' },
+    });
+    // The payload under `event`, as a timeline event names it; the revision may be absent.
+    expect(parseMaintdEvent(JSON.stringify({ type: 'audit', event: entry }))).toEqual({
+      type: 'audit',
+      revision: undefined,
+      entry: { ...entry, reason: 'disk swap' },
+    });
+  });
+
+  it('accepts an audit entry with only its id, time, who and action, and drops one without them', () => {
+    const minimal = { id: 'x', at_ms: 1, who: 'anonymous', action: 'frobnicate.all' };
+    expect(parseMaintdEvent(JSON.stringify({ type: 'audit', entry: minimal }))?.type).toBe('audit');
+    for (const missing of ['id', 'at_ms', 'who', 'action']) {
+      const entry: Record<string, unknown> = { ...minimal };
+      delete entry[missing];
+      expect(parseMaintdEvent(JSON.stringify({ type: 'audit', entry })), missing).toBeUndefined();
+    }
+    expect(parseMaintdEvent('{"type":"audit"}')).toBeUndefined();
+    expect(
+      parseMaintdEvent('{"type":"audit","entry":{"id":"x","at_ms":"soon","who":"a","action":"b"}}'),
+    ).toBeUndefined();
   });
 
   it('accepts a cooldown without gating, as a master that predates it sends it', () => {

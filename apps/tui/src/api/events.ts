@@ -2,6 +2,7 @@ import { type Clock, TaskKindSchema } from '@maintd/core';
 import { type EventSourceMessage, createParser } from 'eventsource-parser';
 import { z } from 'zod';
 import { sanitizeDeep, sanitizeText } from '../sanitize.js';
+import { parseAuditEvent } from './audit.js';
 import { ConnectionError, connectionError } from './client.js';
 import type { MaintdEvent } from './types.js';
 
@@ -79,7 +80,10 @@ const EventShape = z.discriminatedUnion('type', [
   z.object({ type: z.literal('timeline'), revision: z.number(), event: TimelineShape }),
 ]);
 
-/** Parses the data of a `task`, `task_deleted`, `cooldown` or `timeline` event; undefined when malformed. */
+/**
+ * Parses the data of a `task`, `task_deleted`, `cooldown`, `timeline` or `audit` event; undefined
+ * when malformed. A master that predates the audit trail (0.1.0) sends no `audit` event.
+ */
 export function parseMaintdEvent(data: string): MaintdEvent | undefined {
   let json: unknown;
   try {
@@ -87,6 +91,7 @@ export function parseMaintdEvent(data: string): MaintdEvent | undefined {
   } catch {
     return undefined;
   }
+  if ((json as { type?: unknown } | null)?.type === 'audit') return parseAuditEvent(json);
   const parsed = EventShape.safeParse(json);
   // The document's types name today's enum values; a later release's pass here as they do in a
   // REST answer, and every view handles a value outside them.
@@ -186,7 +191,7 @@ export async function readEventStream(options: EventStreamOptions, handlers: Eve
   } catch (err) {
     if (options.signal.aborted) return 'aborted';
     if (idleFired) throw new ConnectionError('events: no data (not even a keepalive) in time', { cause: err });
-    throw connectionError(err, options.connectTimeoutMs);
+    throw connectionError(err, options.connectTimeoutMs, options.url);
   } finally {
     local.abort();
     await watchdog;

@@ -3,6 +3,7 @@
  * `schema.ts` (`pnpm gen:api`), the event stream's payloads included: nothing here is written by
  * hand.
  */
+import type { AuditStreamEvent } from './audit.js';
 import type { components, paths } from './schema.js';
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
@@ -51,11 +52,14 @@ export type CooldownStateFilter = NonNullable<
 export type TimelineStreamEvent = components['schemas']['TimelineStreamEvent'];
 
 /**
- * A change sent over `GET /api/v1/events`: the `data` of a `task`, `task_deleted`, `cooldown` or
- * `timeline` event.
+ * A change sent over `GET /api/v1/events`: the `data` of a `task`, `task_deleted`, `cooldown`,
+ * `timeline` or `audit` event. The `audit` event's type is the one exception to the rule above:
+ * `api/audit.ts` derives it from the dashboard's own (loose) check, so the dashboard reads an
+ * audit trail whatever the master's document says of it.
  */
 export type MaintdEvent =
   | components['schemas']['TaskEvent']
   | components['schemas']['TaskDeletedEvent']
   | components['schemas']['CooldownEvent']
-  | TimelineStreamEvent;
+  | TimelineStreamEvent
+  | AuditStreamEvent;

@@ -1,6 +1,6 @@
 import { FakeClock, seededRandom } from '@maintd/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type FakeMaster, cooldown, park, startFakeMaster } from '../../test/fake-master.js';
+import { type FakeMaster, auditEntry, cooldown, park, startFakeMaster } from '../../test/fake-master.js';
 import { MaintdClient } from '../api/client.js';
 import { type FeedOptions, FleetFeed, deriveConnection } from './feed.js';
 import type { FleetSnapshot } from './source.js';
@@ -338,6 +338,65 @@ describe('FleetFeed coalescing and re-reads', () => {
     const next = await until(feed, (x) => x.data.cooldowns?.get('merge_wal/b')?.failures === 7);
     expect(next.data.cooldowns).toBe(map);
     expect(next.data.cooldowns!.get('merge_wal/a')).toBe(a);
+  });
+
+  it('adds the audit trail’s entries from the event stream to the activity log, a bulk action’s once', async () => {
+    const f = await fake();
+    const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });
+    await until(feed, (x) => x.connection.state === 'live' && x.data.cooldowns !== undefined);
+    await until(feed, () => f.clients === 1);
+    const bulk = auditEntry({
+      id: 'bulk-1',
+      who: 'bob',
+      action: 'cooldowns.park',
+      kind: undefined,
+      target: undefined,
+      filter: { q: 'quota' },
+      outcome: 'parked',
+      reason: 'disk \u001b[31mfull',
+    });
+    // The bulk action's entry comes again with each store it commits.
+    for (const count of [1, 2, 3]) f.emit({ type: 'audit', revision: 40 + count, entry: { ...bulk, count } });
+    const s = await until(feed, (x) => x.data.activity.some((a) => a.text.includes('parked 3')), 2000);
+    expect(s.data.activity.map((a) => a.text)).toEqual(["bob@10.0.0.5 parked 3 stores matching 'quota': disk full"]);
+  });
+
+  it('reads the newest of the audit trail with each full read: the recent past at start, and what the stream missed, in time order', async () => {
+    const T = Date.now() - 60_000;
+    const f = await fake({
+      audit: [
+        auditEntry({ id: 'e2', at_ms: T + 2, who: 'bob', action: 'task.enqueue', outcome: 'queued' }),
+        auditEntry({ id: 'e1', at_ms: T + 1 }),
+      ],
+    });
+    const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });
+    const s = await until(feed, (x) => x.connection.state === 'live' && x.data.activity.length === 2);
+    expect(s.data.activity.map((a) => a.text)).toEqual([
+      'alice@10.0.0.5 reset merge_wal cooldown of store-12',
+      'bob@10.0.0.5 enqueued merge_wal on store-12',
+    ]);
+    expect(f.state.requests).toContain('GET /api/v1/audit?limit=20');
+    // A newer line came over the stream; an older entry it missed turns up in the next read.
+    await until(feed, () => f.clients === 1);
+    f.emit({ type: 'audit', revision: 50, entry: auditEntry({ id: 'e4', at_ms: T + 4, who: 'dave' }) });
+    await until(feed, (x) => x.data.activity.length === 3);
+    f.state.audit.unshift(auditEntry({ id: 'e3', at_ms: T + 3, who: 'carol' }));
+    feed.refresh();
+    const after = await until(feed, (x) => x.data.activity.length === 4);
+    expect(after.data.activity.map((a) => a.subject?.id)).toEqual(['e1', 'e2', 'e3', 'e4']);
+    // Read again, nothing new: the log is the same object.
+    feed.refresh();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(feed.getSnapshot().data.activity).toBe(after.data.activity);
+  });
+
+  it('reads no audit trail from a master that predates it, and says nothing of it', async () => {
+    const f = await fake({ legacy: true });
+    const feed = feedFor(f.url, { refreshMs: 100 });
+    const s = await until(feed, (x) => x.connection.state === 'live' && x.data.cooldowns !== undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(s.data.activity).toEqual([]);
+    expect(feed.getSnapshot().connection.error).toBeUndefined();
   });
 
   it('notes a park a re-read found (the stream never said) in the activity log, once', async () => {

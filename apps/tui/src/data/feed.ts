@@ -6,7 +6,6 @@ import type { Task, TaskKind, TaskPage } from '../api/types.js';
 import {
   EMPTY_FLEET,
   type FleetData,
-  appendActivity,
   applyEvents,
   cooldownKey,
   countsFrom,
@@ -17,6 +16,8 @@ import {
   parseGuardOverflow,
   pruneTasks,
 } from '../state/fleet.js';
+import { appendActivity, inTimeOrder } from '../state/activity.js';
+import { auditActivity } from '../state/audit-lines.js';
 import { byKind, fleetKinds, withKinds } from '../state/kinds.js';
 import type { Connection, ConnectionState, FleetSnapshot, FleetSource } from './source.js';
 
@@ -54,6 +55,8 @@ export interface FeedOptions {
 
 /** How many newest tasks one refresh reads (the Tasks view, recent outcomes). */
 export const RECENT_TASKS = 200;
+/** How many of the newest audit entries a full read takes (the Overview shows the last few). */
+export const AUDIT_READ = 20;
 /** Stores beyond which the stores list is re-read less often than every refresh. */
 export const LARGE_FLEET = 1000;
 /**
@@ -219,7 +222,7 @@ export class FleetFeed implements FleetSource {
     this.#fullWanted = false;
     this.#replay = [];
     const page = (q: Parameters<MaintdClient['tasks']>[0]): Promise<TaskPage> => c.tasks(q, signal);
-    const [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy, extra] =
+    const [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy, extra, audit] =
       await Promise.allSettled([
         c.masters(signal),
         c.workers(signal),
@@ -233,6 +236,9 @@ export class FleetFeed implements FleetSource {
         // have restarted with other settings) and on refresh.
         full ? c.policy(signal) : Promise.resolve(undefined),
         extraTasks(c, this.#taskSearch, signal),
+        // The newest of the audit trail: the recent past at start, and what the stream missed
+        // while it was down. Like the extra tasks, its failure costs only its lines.
+        full ? c.audit(AUDIT_READ, signal) : Promise.resolve(undefined),
       ]);
     // The kinds known before this read, and those the masters just registered: a kind counts
     // from the read that first shows it.
@@ -316,6 +322,9 @@ export class FleetFeed implements FleetSource {
         activity = appendActivity(activity, parkNotes(parksBefore, data.cooldowns, now));
       }
       this.#lastFullMs = now;
+    }
+    if (audit.status === 'fulfilled' && audit.value) {
+      activity = inTimeOrder(appendActivity(activity, [...audit.value].reverse().map(auditActivity)));
     }
     data = { ...data, activity };
     this.#data = data;

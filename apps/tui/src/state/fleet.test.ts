@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cooldown, master, park } from '../../test/fake-master.js';
+import { auditEntry, cooldown, master, park } from '../../test/fake-master.js';
 import { taskMap } from '../../test/task-map.js';
 import type { Task } from '../api/types.js';
 import {
@@ -81,7 +81,13 @@ describe('applyEvents', () => {
       1000,
     );
     expect(afterPark.activity).toEqual([
-      { at: 500, text: 'parked merge_wal a (token@127.0.0.1): disk gone', tone: 'warn' },
+      {
+        at: 500,
+        text: 'parked merge_wal a (token@127.0.0.1): disk gone',
+        tone: 'warn',
+        // What it names, so the audit trail's line of the same park replaces it.
+        subject: { source: 'park', keys: ['park merge_wal/a'], by: 'token@127.0.0.1', reason: 'disk gone' },
+      },
     ]);
     // A change of the failure record of a parked entry is no new park.
     const again = applyEvents(
@@ -95,7 +101,36 @@ describe('applyEvents', () => {
       [{ type: 'cooldown', revision: 3, kind: 'merge_wal', target: 'a', cooldown: null }],
       2000,
     );
-    expect(released.activity.at(-1)).toEqual({ at: 2000, text: 'released merge_wal a', tone: 'ok' });
+    expect(released.activity.at(-1)).toEqual({
+      at: 2000,
+      text: 'released merge_wal a',
+      tone: 'ok',
+      subject: { source: 'park', keys: ['delete merge_wal/a'] },
+    });
+  });
+
+  it('adds a line per audit entry to the activity log, the park note of the same park left out', () => {
+    const parked = cooldown('a', { parked: park('disk gone', { parked_at_ms: 500, by: 'alice@10.0.0.5' }) });
+    const entry = auditEntry({
+      action: 'cooldown.park',
+      target: 'a',
+      outcome: 'parked',
+      reason: 'disk gone',
+      at_ms: 500,
+    });
+    const next = applyEvents(
+      loaded,
+      [
+        { type: 'cooldown', revision: 7, kind: 'merge_wal', target: 'a', cooldown: parked },
+        { type: 'audit', revision: 7, entry },
+      ],
+      1000,
+    );
+    expect(next.activity.map((a) => a.text)).toEqual(['alice@10.0.0.5 parked merge_wal on a: disk gone']);
+    // An audit entry alone (before the lists were read, too) is news.
+    const alone = applyEvents(EMPTY_FLEET, [{ type: 'audit', entry: auditEntry() }]);
+    expect(alone).not.toBe(EMPTY_FLEET);
+    expect(alone.activity.map((a) => a.text)).toEqual(['alice@10.0.0.5 reset merge_wal cooldown of store-12']);
   });
 
   it('ignores events for lists not read yet, so a partial list never passes for the whole', () => {

@@ -1,6 +1,8 @@
 import { KIND_PATTERN, cooldownState, isParked } from '@maintd/core';
 import type { MaintdEvent } from '../api/events.js';
 import type { Cooldown, Master, Policy, Store, Task, TaskKind, TimelineEvent, Worker } from '../api/types.js';
+import { type Activity, appendActivity } from './activity.js';
+import { auditActivity, pairRef } from './audit-lines.js';
 import { byKind, fleetKinds } from './kinds.js';
 import { LiveMap } from './live-map.js';
 
@@ -9,17 +11,6 @@ export interface KindCounts {
   readonly queued: number;
   readonly running: number;
 }
-
-/** A line of the activity log: parks and releases seen on the event stream, and the operator's actions. */
-export interface Activity {
-  /** When it happened, epoch ms. */
-  readonly at: number;
-  readonly text: string;
-  readonly tone: 'ok' | 'bad' | 'info' | 'warn';
-}
-
-/** Most activity lines kept. */
-export const MAX_ACTIVITY = 50;
 
 /**
  * Everything the dashboard knows about the fleet. Every change makes a new object, so views can
@@ -45,7 +36,10 @@ export interface FleetData {
   readonly guardOverflow: Readonly<Record<TaskKind, number>> | undefined;
   /** The cooldown policy of the master (threshold, windows, guard); undefined until read. */
   readonly policy: Policy | undefined;
-  /** Parks and releases seen on the stream, newest last, at most {@link MAX_ACTIVITY}. */
+  /**
+   * The audit trail's entries and the parks and releases seen on the stream, newest last, at
+   * most `MAX_ACTIVITY` (state/activity.ts).
+   */
   readonly activity: readonly Activity[];
   /**
    * Timeline events seen on the stream, newest last, at most {@link MAX_TIMELINE_TAIL}: what the
@@ -157,10 +151,24 @@ export function parkActivity(
   const is = isParked(after?.parked, nowMs);
   const p = after?.parked;
   if (is && p && (!was || before?.parked?.parked_at_ms !== p.parked_at_ms || before.parked.reason !== p.reason)) {
-    return { at: p.parked_at_ms, text: `parked ${kind} ${target} (${p.by}): ${p.reason}`, tone: 'warn' };
+    return {
+      at: p.parked_at_ms,
+      text: `parked ${kind} ${target} (${p.by}): ${p.reason}`,
+      tone: 'warn',
+      subject: { source: 'park', keys: [pairRef('park', kind, target)], by: p.by, reason: p.reason },
+    };
   }
-  if (was && !is) return { at: nowMs, text: `released ${kind} ${target}`, tone: 'ok' };
+  if (was && !is) return releaseActivity(kind, target, nowMs);
   return undefined;
+}
+
+function releaseActivity(kind: string, target: string, nowMs: number): Activity {
+  return {
+    at: nowMs,
+    text: `released ${kind} ${target}`,
+    tone: 'ok',
+    subject: { source: 'park', keys: [pairRef('delete', kind, target)] },
+  };
 }
 
 /** The parks in force in a map, by key (each with its entry), for {@link parkNotes}. */
@@ -186,15 +194,9 @@ export function parkNotes(
     if (note) notes.push(note);
   }
   for (const [k, c] of before) {
-    if (!now.has(k)) notes.push({ at: nowMs, text: `released ${c.kind} ${c.target}`, tone: 'ok' });
+    if (!now.has(k)) notes.push(releaseActivity(c.kind, c.target, nowMs));
   }
   return notes.sort((a, b) => a.at - b.at);
-}
-
-/** The activity log with `more` appended, bounded. */
-export function appendActivity(log: readonly Activity[], more: readonly Activity[]): readonly Activity[] {
-  if (more.length === 0) return log;
-  return [...log, ...more].slice(-MAX_ACTIVITY);
 }
 
 /**
@@ -211,6 +213,7 @@ export function applyEvents(data: FleetData, events: readonly MaintdEvent[], now
   const timeline: TimelineEvent[] = [];
   for (const e of events) {
     if (e.type === 'timeline') timeline.push(e.event);
+    else if (e.type === 'audit') activity.push(auditActivity(e.entry));
     else if (e.type === 'cooldown') {
       // Before the first full read, a partial map would pass for the whole truth.
       if (!data.cooldowns) continue;
@@ -228,7 +231,7 @@ export function applyEvents(data: FleetData, events: readonly MaintdEvent[], now
       else tasks.delete(e.id);
     }
   }
-  if (!tasks && !cooldowns && timeline.length === 0) return data;
+  if (!tasks && !cooldowns && timeline.length === 0 && activity.length === 0) return data;
   return {
     ...data,
     ...(tasks ? { tasks: pruneTasks(tasks) } : {}),
