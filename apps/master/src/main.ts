@@ -106,6 +106,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
     tls = opened.tls;
   }
+  if (tokensFile && tokensFile.subjects().length > 0 && tls?.mutual !== true) {
+    logger.warn(
+      'MASTER_API_TOKENS_FILE maps client certificate subjects, but MASTER_TLS_CLIENT_CA is unset: no client presents a certificate, so those lines grant nothing',
+    );
+  }
   const embedded = config.etcd.endpoints.length === 0;
   if (embedded) {
     logger.warn(
@@ -282,7 +287,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       // The scheduler has logged why and stopped claiming; the rest is the usual shutdown.
       onTooOld: stopTooOld,
     },
-    tokens ? { tokens: () => tokens.tokens() } : {},
+    tokens ? { tokens: () => tokens.tokens(), subjects: () => tokens.subjects() } : {},
   );
   master.start();
   running = { store, master };
