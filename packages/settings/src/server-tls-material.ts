@@ -50,31 +50,39 @@ function fileNames(config: ServerTlsConfig) {
   };
 }
 
-class Refused extends Error {}
-
-/** Every certificate of a PEM bundle, parsed; refuses a file with none or a broken one. */
-function certificates(pem: string, file: string): X509Certificate[] {
-  const blocks = pem.match(PEM_CERTIFICATE) ?? [];
-  if (blocks.length === 0) throw new Refused(`${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
-  return blocks.map((block, i) => {
-    try {
-      return new X509Certificate(block);
-    } catch (err) {
-      throw new Refused(`${file}: certificate #${i + 1} does not parse: ${(err as Error).message}`);
-    }
-  });
+/** A check's failure: what is wrong, naming the setting and the path. */
+interface Refusal {
+  readonly refused: string;
 }
 
-function privateKey(pem: string, file: string): KeyObject {
+const refuse = (refused: string): Refusal => ({ refused });
+const isRefusal = (v: unknown): v is Refusal => typeof v === 'object' && v !== null && 'refused' in v;
+
+/** Every certificate of a PEM bundle, parsed; refuses a file with none or a broken one. */
+function certificates(pem: string, file: string): X509Certificate[] | Refusal {
+  const blocks = pem.match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) return refuse(`${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  const out: X509Certificate[] = [];
+  for (const [i, block] of blocks.entries()) {
+    try {
+      out.push(new X509Certificate(block));
+    } catch (err) {
+      return refuse(`${file}: certificate #${i + 1} does not parse: ${(err as Error).message}`);
+    }
+  }
+  return out;
+}
+
+function privateKey(pem: string, file: string): KeyObject | Refusal {
   try {
     return createPrivateKey(pem);
   } catch (err) {
     const message = (err as Error).message;
     // OpenSSL's words for an encrypted key are obscure; say what to do instead. The key's text is never quoted.
     if (/passphrase|encrypted|bad decrypt/i.test(message) || pem.includes('ENCRYPTED')) {
-      throw new Refused(`${file} is encrypted: maintd reads an unencrypted key (restrict the file's mode instead)`);
+      return refuse(`${file} is encrypted: maintd reads an unencrypted key (restrict the file's mode instead)`);
     }
-    throw new Refused(`${file} holds no usable PEM private key: ${message}`);
+    return refuse(`${file} holds no usable PEM private key: ${message}`);
   }
 }
 
@@ -86,41 +94,44 @@ const iso = (ms: number): string => new Date(ms).toISOString();
  * OpenSSL's parsing.
  */
 export function checkServerTls(config: ServerTlsConfig, pems: ServerTlsPems, nowMs: number): CheckedServerTls {
+  const r = check(config, pems, nowMs);
+  return isRefusal(r) ? { ok: false, error: r.refused } : { ok: true, material: r };
+}
+
+function check(config: ServerTlsConfig, pems: ServerTlsPems, nowMs: number): ServerTlsMaterial | Refusal {
   const files = fileNames(config);
-  try {
-    const [leaf] = certificates(pems.cert, files.cert);
-    if (leaf === undefined) throw new Refused(`${files.cert} holds no certificate`);
-    const key = privateKey(pems.key, files.key);
-    if (!leaf.checkPrivateKey(key)) {
-      throw new Refused(`${files.key} is not the key of the certificate in ${config.prefix}_TLS_CERT`);
-    }
-    const notBeforeMs = Date.parse(leaf.validFrom);
-    const notAfterMs = Date.parse(leaf.validTo);
-    if (!(nowMs >= notBeforeMs)) throw new Refused(`${files.cert} is not valid yet (from ${iso(notBeforeMs)})`);
-    if (!(nowMs < notAfterMs)) throw new Refused(`${files.cert} has expired (at ${iso(notAfterMs)})`);
-    if (pems.clientCa !== undefined) certificates(pems.clientCa, files.clientCa);
-    const context: SecureContextOptions = {
-      cert: pems.cert,
-      key: pems.key,
-      minVersion: 'TLSv1.2',
-      ...(pems.clientCa === undefined ? {} : { ca: pems.clientCa }),
-    };
-    try {
-      createSecureContext(context);
-    } catch (err) {
-      throw new Refused(`${files.cert} cannot be served: ${(err as Error).message}`);
-    }
-    return {
-      ok: true,
-      material: {
-        context,
-        certificate: { serialNumber: leaf.serialNumber, fingerprint256: leaf.fingerprint256, notBeforeMs, notAfterMs },
-      },
-    };
-  } catch (err) {
-    if (err instanceof Refused) return { ok: false, error: err.message };
-    throw err;
+  const chain = certificates(pems.cert, files.cert);
+  if (isRefusal(chain)) return chain;
+  const [leaf] = chain;
+  if (leaf === undefined) return refuse(`${files.cert} holds no certificate`);
+  const key = privateKey(pems.key, files.key);
+  if (isRefusal(key)) return key;
+  if (!leaf.checkPrivateKey(key)) {
+    return refuse(`${files.key} is not the key of the certificate in ${config.prefix}_TLS_CERT`);
   }
+  const notBeforeMs = Date.parse(leaf.validFrom);
+  const notAfterMs = Date.parse(leaf.validTo);
+  if (!(nowMs >= notBeforeMs)) return refuse(`${files.cert} is not valid yet (from ${iso(notBeforeMs)})`);
+  if (!(nowMs < notAfterMs)) return refuse(`${files.cert} has expired (at ${iso(notAfterMs)})`);
+  if (pems.clientCa !== undefined) {
+    const cas = certificates(pems.clientCa, files.clientCa);
+    if (isRefusal(cas)) return cas;
+  }
+  const context: SecureContextOptions = {
+    cert: pems.cert,
+    key: pems.key,
+    minVersion: 'TLSv1.2',
+    ...(pems.clientCa === undefined ? {} : { ca: pems.clientCa }),
+  };
+  try {
+    createSecureContext(context);
+  } catch (err) {
+    return refuse(`${files.cert} cannot be served: ${(err as Error).message}`);
+  }
+  return {
+    context,
+    certificate: { serialNumber: leaf.serialNumber, fingerprint256: leaf.fingerprint256, notBeforeMs, notAfterMs },
+  };
 }
 
 /** Reads an endpoint's files and checks them at `nowMs` ({@link checkServerTls}); an unreadable file is refused too. */
