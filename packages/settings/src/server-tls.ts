@@ -114,20 +114,30 @@ export class ServerTls {
   }
 
   private async reload(): Promise<void> {
-    const checked = await readServerTls(this.config, this.o.clock.now());
-    if (this.#closed) return;
     const what = `${this.config.prefix}_TLS_*`;
-    if (!checked.ok) {
+    const refused = (error: string): void => {
       for (const o of this.#observers) o.reloaded('error');
       this.o.logger.error(
-        { err: { message: checked.error } },
-        `${what} not reloaded, the previous certificate stays in force: ${checked.error}`,
+        { err: { message: error } },
+        `${what} not reloaded, the previous certificate stays in force: ${error}`,
       );
-      return;
+    };
+    // Nothing may escape: the next change's reload is chained on this one.
+    let checked: Awaited<ReturnType<typeof readServerTls>>;
+    try {
+      checked = await readServerTls(this.config, this.o.clock.now());
+    } catch (err) {
+      checked = { ok: false, error: (err as Error).message };
     }
+    if (this.#closed) return;
+    if (!checked.ok) return refused(checked.error);
     const previous = this.#material.certificate;
     const next = checked.material;
-    for (const server of this.#targets) server.setSecureContext(next.context);
+    try {
+      for (const server of this.#targets) server.setSecureContext(next.context);
+    } catch (err) {
+      return refused(`the server refused the new files: ${(err as Error).message}`);
+    }
     this.#material = next;
     for (const o of this.#observers) {
       o.reloaded('ok');
