@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMetrics } from '@maintd/scheduler';
+import { serverTlsMetrics } from '@maintd/settings/tls';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runOnce } from '../test/processes.js';
 import { createExporterMetrics } from './metrics.js';
@@ -13,7 +15,11 @@ async function exportedNames(): Promise<Set<string>> {
     summary: () => undefined,
     status: () => ({ up: false, revision: 0, lastEventMs: undefined }),
   });
-  const registries = [exporter.registry, exporter.clusterRegistry, createMetrics().registry];
+  // The TLS metrics of a master and an exporter serving HTTPS (registered only then).
+  const tls = new Registry();
+  serverTlsMetrics(tls, 'master');
+  serverTlsMetrics(tls, 'maintd_exporter');
+  const registries = [exporter.registry, exporter.clusterRegistry, createMetrics().registry, tls];
   const names = new Set<string>();
   for (const r of registries) {
     for (const m of await r.getMetricsAsJSON()) {
@@ -46,7 +52,7 @@ describe('deploy/: Prometheus rules and configuration, Grafana dashboard', () =>
     const rules = await readFile(join(PROMETHEUS_DIR, 'alerts.yml'), 'utf8');
     const tests = await readFile(join(PROMETHEUS_DIR, 'alerts.test.yml'), 'utf8');
     const alerts = [...rules.matchAll(/^\s*- alert: (\S+)$/gm)].map((m) => m[1]!);
-    expect(alerts).toHaveLength(9);
+    expect(alerts).toHaveLength(10);
     for (const alert of alerts) {
       // A test whose expected alerts are non-empty: `alertname: X` followed by an exp_labels list.
       expect(tests, `no firing test for ${alert}`).toMatch(

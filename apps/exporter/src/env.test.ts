@@ -25,6 +25,7 @@ describe('exporter configuration', () => {
     expect(config()).toEqual({
       host: '0.0.0.0',
       port: 9464,
+      tls: undefined,
       etcd: {
         endpoints: ['http://127.0.0.1:2379'],
         prefix: '/maintd',
@@ -38,6 +39,23 @@ describe('exporter configuration', () => {
       logLevel: 'info',
       logFormat: 'auto',
     });
+  });
+
+  it('serves /metrics over HTTPS with EXPORTER_TLS_CERT and EXPORTER_TLS_KEY, set together', () => {
+    const tls = {
+      EXPORTER_TLS_CERT: '/etc/e.crt',
+      EXPORTER_TLS_KEY: '/etc/e.key',
+      EXPORTER_TLS_CLIENT_CA: '/etc/ca.crt',
+    };
+    expect(config([], { ...ETCD, ...tls }).tls).toEqual({
+      prefix: 'EXPORTER',
+      cert: '/etc/e.crt',
+      key: '/etc/e.key',
+      clientCa: '/etc/ca.crt',
+    });
+    expect(error([], { ...ETCD, EXPORTER_TLS_KEY: '/etc/e.key' })).toMatch(
+      /^invalid EXPORTER_TLS_CERT .*required because EXPORTER_TLS_KEY is set/,
+    );
   });
 
   it('requires ETCD_ENDPOINTS, since there is no embedded store to export', () => {

@@ -11,9 +11,12 @@ import { DEFAULT_PREFIX } from '@maintd/core';
 import {
   type SettingDescriptor as Descriptor,
   checkEtcdSettings,
+  checkServerTlsSettings,
   etcdConfig,
   etcdSettings,
   logSettings,
+  serverTlsConfig,
+  serverTlsSettings,
   setting,
   settingsLoader,
   timerSecs,
@@ -43,6 +46,7 @@ const shape = {
     description: 'Port the metrics endpoint listens on.',
     aliases: ['--port'],
   }),
+  ...serverTlsSettings('EXPORTER', '/metrics'),
   EXPORTER_CHECK_INTERVAL_SECS: setting(timerSecs(1), '5', {
     description:
       'How often etcd is checked while the watch is quiet; maintd_exporter_up drops to 0 within about this long of an outage.',
@@ -57,10 +61,14 @@ export type EnvName = keyof typeof shape;
  * The schema of every exporter setting, keyed by env var name. Input: raw strings, absent when
  * unset. Output: typed values with defaults applied.
  */
-export const SettingsSchema = z.object(shape).superRefine(checkEtcdSettings, {
+export const SettingsSchema = z.object(shape).superRefine(
+  (s, ctx) => {
+    checkEtcdSettings(s, ctx);
+    checkServerTlsSettings('EXPORTER', s, ctx);
+  },
   // Run even when a field failed, so one run reports every problem.
-  when: () => true,
-});
+  { when: () => true },
+);
 
 /** Parsed settings, keyed by env var name. */
 export type Settings = z.output<typeof SettingsSchema>;
@@ -126,6 +134,7 @@ function toConfig(s: Settings): ExporterConfig {
   return {
     host: s.EXPORTER_HOST,
     port: s.EXPORTER_PORT,
+    tls: serverTlsConfig('EXPORTER', s),
     etcd: etcdConfig(s),
     checkIntervalSecs: s.EXPORTER_CHECK_INTERVAL_SECS,
     logLevel: s.LOG_LEVEL,

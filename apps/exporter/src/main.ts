@@ -1,7 +1,9 @@
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { type ServerType, serve } from '@hono/node-server';
 import { EtcdKv, type EtcdKvOptions, cryptoRandom, diagnoseEtcdTls, etcdKvOptions, systemClock } from '@maintd/core';
 import { EXIT, handleStopSignals, resolveLogFormat, shutDown, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
+import { ServerTls, serverTlsMetrics } from '@maintd/settings/tls';
 import { createApp } from './app.js';
 import { loadConfig, readProcessEnv, stdoutIsTty } from './env.js';
 import { createExporterMetrics } from './metrics.js';
@@ -52,6 +54,17 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = EXIT.usage;
     return;
   }
+  // Checked before anything connects: a bad TLS file exits 2 naming the setting, as an etcd one does.
+  let tls: ServerTls | undefined;
+  if (config.tls !== undefined) {
+    const opened = await ServerTls.open(config.tls, { clock: systemClock, logger });
+    if (!opened.ok) {
+      logger.fatal(`cannot serve /metrics over TLS: ${opened.error}`);
+      process.exitCode = EXIT.usage;
+      return;
+    }
+    tls = opened.tls;
+  }
   const kv = new EtcdKv(kvOptions);
 
   const watcher = new ClusterWatcher({
@@ -75,12 +88,27 @@ export async function main(argv: readonly string[]): Promise<void> {
   const app = createApp({ metrics, status: () => watcher.status(), prefix: config.etcd.prefix, logger });
   watcher.start();
 
-  const server: ServerType = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, (info) => {
-    logger.info(
-      { host: config.host, port: info.port, etcd: config.etcd.endpoints, prefix: config.etcd.prefix, version: VERSION },
-      `maintd-exporter listening on http://${config.host}:${info.port}/metrics`,
-    );
-  });
+  if (tls) tls.observe(serverTlsMetrics(metrics.registry, 'maintd_exporter'));
+  const listen = { fetch: app.fetch, hostname: config.host, port: config.port };
+  const scheme = tls ? 'https' : 'http';
+  const server: ServerType = serve(
+    tls ? { ...listen, createServer: createHttpsServer, serverOptions: tls.serverOptions() } : listen,
+    (info) => {
+      logger.info(
+        {
+          host: config.host,
+          port: info.port,
+          tls: tls ? (tls.mutual ? 'mutual' : 'on') : 'off',
+          etcd: config.etcd.endpoints,
+          prefix: config.etcd.prefix,
+          version: VERSION,
+        },
+        `maintd-exporter listening on ${scheme}://${config.host}:${info.port}/metrics`,
+      );
+    },
+  );
+  // Rotated files go into force for new connections (docs/ARCHITECTURE.md §3.4).
+  if (tls) tls.attach(server as HttpsServer);
 
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
@@ -93,7 +121,10 @@ export async function main(argv: readonly string[]): Promise<void> {
         logger.info({ signal }, 'shutting down');
         await watcher.close();
       },
-      release: () => kv.close(),
+      release: () => {
+        tls?.close();
+        return kv.close();
+      },
     });
   };
   server.once('error', (err: Error) => {

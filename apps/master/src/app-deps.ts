@@ -2,6 +2,7 @@ import type { Clock, CooldownPolicy, Kv, TaskKind, TaskStore } from '@maintd/cor
 import type { Metrics, WorkerStatus } from '@maintd/scheduler';
 import type { Logger } from 'pino';
 import type { ApiToken } from './auth/api-token.js';
+import type { SubjectGrant } from './auth/subject-grant.js';
 import type { EventHub } from './events.js';
 
 /** Everything the HTTP API needs; {@link wireMaster} wires the real ones. */
@@ -16,6 +17,8 @@ export interface AppDeps {
    * none = only loopback clients may mutate.
    */
   readonly tokens: () => readonly ApiToken[];
+  /** Client certificate subjects mapped to names (MASTER_API_TOKENS_FILE's `subject:` lines); default none. */
+  readonly subjects?: () => readonly SubjectGrant[];
   /** MASTER_API_READS; default `open`. */
   readonly apiReads?: 'open' | 'token';
   /** The configured workers with the fleet's latest scan of each (a store read). */

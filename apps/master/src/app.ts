@@ -43,7 +43,17 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: invalidRequest });
   app.use('*', httpMetrics(metrics));
   app.use('/api/v1/*', limitMutationBodies);
-  app.use('/api/v1/*', apiAuth({ tokens: deps.tokens, reads: deps.apiReads ?? 'open', metrics, logger, clock }));
+  app.use(
+    '/api/v1/*',
+    apiAuth({
+      tokens: deps.tokens,
+      ...(deps.subjects ? { subjects: deps.subjects } : {}),
+      reads: deps.apiReads ?? 'open',
+      metrics,
+      logger,
+      clock,
+    }),
+  );
 
   app.route('/', taskRoutes({ store, metrics, lists: taskLists, runs }));
   const policy = deps.policy ?? store.policy;

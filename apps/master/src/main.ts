@@ -1,3 +1,4 @@
+import { type Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
 import { hostname } from 'node:os';
 import { type Http2Bindings, type HttpBindings, type ServerType, serve } from '@hono/node-server';
 import {
@@ -22,6 +23,7 @@ import {
 } from '@maintd/scheduler';
 import { EXIT, handleStopSignals, resolveLogFormat, shutDown, versionText } from '@maintd/settings';
 import { createLogger } from '@maintd/settings/logging';
+import { ServerTls, serverTlsMetrics } from '@maintd/settings/tls';
 import { loadProcessConfig, stdoutIsTty } from './env.js';
 import { TokensFile } from './auth/tokens-file.js';
 import { createStartingApp } from './starting.js';
@@ -91,6 +93,24 @@ export async function main(argv: readonly string[]): Promise<void> {
       return;
     }
   }
+  // The API's certificate is checked before serving too: a bad file exits 2 naming the setting.
+  let tls: ServerTls | undefined;
+  if (config.tls !== undefined) {
+    const opened = await ServerTls.open(config.tls, { clock: systemClock, logger });
+    if (!opened.ok) {
+      logger.fatal(`cannot serve the API over TLS: ${opened.error}`);
+      tokensFile?.close();
+      await kv.close().catch(() => undefined);
+      process.exitCode = EXIT.usage;
+      return;
+    }
+    tls = opened.tls;
+  }
+  if (tokensFile && tokensFile.subjects().length > 0 && tls?.mutual !== true) {
+    logger.warn(
+      'MASTER_API_TOKENS_FILE maps client certificate subjects, but MASTER_TLS_CLIENT_CA is unset: no client presents a certificate, so those lines grant nothing',
+    );
+  }
   const embedded = config.etcd.endpoints.length === 0;
   if (embedded) {
     logger.warn(
@@ -103,21 +123,33 @@ export async function main(argv: readonly string[]): Promise<void> {
   let serving: { fetch: Fetch } = createStartingApp({
     metrics: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
   });
+  if (tls) tls.observe(serverTlsMetrics(metrics.registry, 'master'));
+  const dispatch: Fetch = (request, env) => serving.fetch(request, env);
+  const listen = {
+    fetch: dispatch,
+    hostname: config.host,
+    port: config.port,
+  };
+  const scheme = tls ? 'https' : 'http';
+  // The starting app and the real one are served by this one server, so both speak TLS.
   const server: ServerType = serve(
-    { fetch: (request, env) => serving.fetch(request, env), hostname: config.host, port: config.port },
+    tls ? { ...listen, createServer: createHttpsServer, serverOptions: tls.serverOptions() } : listen,
     (info) => {
       logger.info(
         {
           host: config.host,
           port: info.port,
+          tls: tls ? (tls.mutual ? 'mutual' : 'on') : 'off',
           etcd: embedded ? 'embedded' : config.etcd.endpoints,
           workers: config.workers.endpoints,
           version: VERSION,
         },
-        `maintd listening on http://${config.host}:${info.port}`,
+        `maintd listening on ${scheme}://${config.host}:${info.port}`,
       );
     },
   );
+  // Rotated files go into force for new connections (docs/ARCHITECTURE.md §3.4).
+  if (tls) tls.attach(server as HttpsServer);
 
   /** Set once the store is open and the master runs. */
   let running: { readonly store: TaskStore; readonly master: Master } | undefined = undefined;
@@ -151,6 +183,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       },
       release: async () => {
         tokensFile?.close();
+        tls?.close();
         if (r) await r.store.close(); // revokes the session: peers recover anything left at once
         await kv.close();
       },
@@ -254,7 +287,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       // The scheduler has logged why and stopped claiming; the rest is the usual shutdown.
       onTooOld: stopTooOld,
     },
-    tokens ? { tokens: () => tokens.tokens() } : {},
+    tokens ? { tokens: () => tokens.tokens(), subjects: () => tokens.subjects() } : {},
   );
   master.start();
   running = { store, master };

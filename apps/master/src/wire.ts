@@ -2,6 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Scheduler, type SchedulerDeps, featureNames } from '@maintd/scheduler';
 import { createApp } from './app.js';
 import { type ApiToken, defaultToken } from './auth/api-token.js';
+import type { SubjectGrant } from './auth/subject-grant.js';
 import { EventHub } from './events.js';
 import type { AppEnv } from './http/context.js';
 
@@ -27,6 +28,8 @@ export interface WireAuth {
    * set; default `MASTER_API_TOKEN` alone, as the token `default`.
    */
   readonly tokens?: () => readonly ApiToken[];
+  /** The client certificate subjects the tokens file maps to names; default none. */
+  readonly subjects?: () => readonly SubjectGrant[];
 }
 
 /**
@@ -46,6 +49,7 @@ export function wireMaster(deps: SchedulerDeps, auth: WireAuth = {}): Master {
     logger,
     metrics,
     tokens: auth.tokens ?? (() => fixed),
+    ...(auth.subjects ? { subjects: auth.subjects } : {}),
     apiReads: config.apiReads,
     workers: () => scheduler.workerStatus(),
     events,

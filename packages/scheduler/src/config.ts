@@ -1,5 +1,5 @@
 import type { CooldownPolicy, TaskKind } from '@maintd/core';
-import type { EtcdConfig, LogFormat, LogLevel } from '@maintd/settings';
+import type { EtcdConfig, LogFormat, LogLevel, ServerTlsConfig } from '@maintd/settings';
 
 export type { LogLevel };
 
@@ -27,6 +27,8 @@ export interface Config {
   readonly apiTokensFile: string | undefined;
   /** MASTER_API_READS, default `open`: `token` = API reads need a `read` or `operate` token. */
   readonly apiReads: 'open' | 'token';
+  /** MASTER_TLS_CERT, MASTER_TLS_KEY, MASTER_TLS_CLIENT_CA: the API over HTTPS (read by `main.ts`); undefined = HTTP. */
+  readonly tls: ServerTlsConfig | undefined;
   /** ETCD_*: empty endpoints = embedded MemoryKv (single master, not durable); prefix default /maintd. */
   readonly etcd: EtcdConfig & {
     /** ETCD_LEASE_TTL_SECS, default 30, minimum 5. */

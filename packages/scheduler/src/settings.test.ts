@@ -47,6 +47,9 @@ const DOCUMENTED = [
   'MASTER_API_TOKEN',
   'MASTER_API_TOKENS_FILE',
   'MASTER_API_READS',
+  'MASTER_TLS_CERT',
+  'MASTER_TLS_KEY',
+  'MASTER_TLS_CLIENT_CA',
   'ETCD_ENDPOINTS',
   'ETCD_PREFIX',
   'ETCD_USERNAME',
@@ -94,6 +97,7 @@ describe('loadConfig defaults', () => {
       apiToken: undefined,
       apiTokensFile: undefined,
       apiReads: 'open',
+      tls: undefined,
       etcd: {
         endpoints: [],
         prefix: '/maintd',
@@ -182,6 +186,26 @@ describe('the API token settings', () => {
     expect(text(['--print-config'], { MASTER_API_TOKENS_FILE: '/etc/maintd/tokens' })).toMatch(
       /^MASTER_API_TOKENS_FILE=\/etc\/maintd\/tokens$/m,
     );
+  });
+});
+
+describe('the API TLS settings', () => {
+  it('read the certificate, key and client CA paths, in pairs, and print the paths, never the files', () => {
+    const env = { MASTER_TLS_CERT: '/etc/maintd/api.crt', MASTER_TLS_KEY: '/etc/maintd/api.key' };
+    expect(config([], env).tls).toEqual({
+      prefix: 'MASTER',
+      cert: '/etc/maintd/api.crt',
+      key: '/etc/maintd/api.key',
+      clientCa: undefined,
+    });
+    expect(config([], { ...env, MASTER_TLS_CLIENT_CA: '/etc/maintd/clients.crt' }).tls?.clientCa).toBe(
+      '/etc/maintd/clients.crt',
+    );
+    expect(error([], { MASTER_TLS_CERT: '/c' })).toMatch(/^invalid MASTER_TLS_KEY .*required because MASTER_TLS_CERT/);
+    expect(error([], { MASTER_TLS_CLIENT_CA: '/a' })).toMatch(/^invalid MASTER_TLS_CERT .*MASTER_TLS_CLIENT_CA is set/);
+    const printed = parseLines(text(['--print-config'], env));
+    expect(printed.get('MASTER_TLS_CERT')).toBe('/etc/maintd/api.crt');
+    expect(printed.get('MASTER_TLS_KEY')).toBe('/etc/maintd/api.key');
   });
 });
 

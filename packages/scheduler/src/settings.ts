@@ -25,8 +25,11 @@ import {
   etcdSettings,
   fail,
   logSettings,
+  checkServerTlsSettings,
   oneOf,
   optional,
+  serverTlsConfig,
+  serverTlsSettings,
   setting,
   settingsLoader,
   text,
@@ -100,6 +103,7 @@ const shape = {
     description:
       'open: reads need no token; token: every API read needs a read or operate token (/healthz, /readyz and /metrics stay open).',
   }),
+  ...serverTlsSettings('MASTER', 'the HTTP API'),
   ...etcdSettings({
     endpointsDescription: 'etcd endpoints; empty = embedded in-memory store (single master, not durable).',
     prefixDescription: 'Key prefix under which all maintd state lives in etcd.',
@@ -204,6 +208,7 @@ export type EnvName = keyof typeof shape;
 export const SettingsSchema = z.object(shape).superRefine(
   (s, ctx) => {
     checkEtcdSettings(s, ctx);
+    checkServerTlsSettings('MASTER', s, ctx);
     // etcd settings with no etcd mean a forgotten ETCD_ENDPOINTS, not a wish for the embedded store.
     if (Array.isArray(s.ETCD_ENDPOINTS) && s.ETCD_ENDPOINTS.length === 0) {
       const stray = (['ETCD_USERNAME', 'ETCD_CA_CERT', 'ETCD_CLIENT_CERT'] as const).filter((k) => s[k] !== undefined);
@@ -344,6 +349,7 @@ function toConfig(s: Resolved): Config {
     apiToken: s.MASTER_API_TOKEN,
     apiTokensFile: s.MASTER_API_TOKENS_FILE,
     apiReads: s.MASTER_API_READS,
+    tls: serverTlsConfig('MASTER', s),
     etcd: { ...etcdConfig(s), leaseTtlSecs: s.ETCD_LEASE_TTL_SECS },
     workers: {
       endpoints: s.WORKER_ENDPOINTS,

@@ -46,3 +46,11 @@ export {
 } from './help.js';
 export { type StopSignal, type StopSignalsOptions, handleStopSignals } from './signals.js';
 export { type ShutdownServer, type ShutdownSteps, shutDown } from './shutdown.js';
+export {
+  type ServerTlsConfig,
+  type ServerTlsPrefix,
+  type ServerTlsSettingName,
+  checkServerTlsSettings,
+  serverTlsConfig,
+  serverTlsSettings,
+} from './server-tls-settings.js';

@@ -693,9 +693,15 @@ describe('named API tokens from MASTER_API_TOKENS_FILE, beside MASTER_API_TOKEN'
         message: /MASTER_API_TOKENS_FILE: '[^']+' line 1: the credential of "grafana" must be sha256:<64 hex digits>/,
       },
       {
-        what: 'a certificate subject',
-        path: await writeTokensFile('tokens-subject', ['alice operate subject:CN=alice']),
-        message: /MASTER_API_TOKENS_FILE: .*line 1: the credential form "subject:" of "alice" is not supported yet/,
+        // Subjects are supported since the TLS slice (tls.e2e.test.ts maps them); a malformed one is refused.
+        what: 'a malformed certificate subject',
+        path: await writeTokensFile('tokens-subject', ['alice operate subject:CN=alice,']),
+        message: /MASTER_API_TOKENS_FILE: .*line 1: the subject of "alice" is malformed: expected TYPE=value/,
+      },
+      {
+        what: 'an unknown credential form',
+        path: await writeTokensFile('tokens-form', ['alice operate spiffe://example/alice']),
+        message: /MASTER_API_TOKENS_FILE: .*line 1: the credential form "spiffe:" of "alice" is not supported/,
       },
       {
         what: 'default beside MASTER_API_TOKEN',

@@ -134,7 +134,9 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     if (/cannot listen on .*EADDRINUSE/.test(line)) portTaken = true;
     write(`${line}\n`);
   });
-  const url = `http://${DEMO_HOST}:${o.port}`;
+  // The master takes MASTER_TLS_* from the environment like any setting: then it serves HTTPS.
+  const tls = (o.env.MASTER_TLS_CERT ?? '') !== '';
+  const url = `${tls ? 'https' : 'http'}://${DEMO_HOST}:${o.port}`;
   write(
     [
       '',
@@ -142,6 +144,9 @@ export async function runDemo(o: DemoOptions): Promise<number> {
       `  API        ${url}/api/v1/tasks   ${url}/api/v1/scheduler/cooldowns   ${url}/api/v1/openapi.json`,
       `  metrics    ${url}/metrics`,
       `  dashboard  node apps/tui/bin/maintd-top.js --url ${url}`,
+      tls
+        ? '  TLS        HTTPS with MASTER_TLS_CERT: clients need the CA that signed it (curl --cacert, maintd-top --help)'
+        : '  TLS        none on loopback; MASTER_TLS_CERT and MASTER_TLS_KEY set serve HTTPS (docs/DEPLOY.md §4)',
       '  Watch the log: broken stores fail three times, then a COOLDOWN line: sweeps skip them;',
       '  healthy stores keep getting merged. Ctrl-C stops everything.',
       '',

@@ -28,7 +28,7 @@ describe('parseTokensFile', () => {
   });
 
   it('accepts an empty file and CRLF line ends', () => {
-    expect(parseTokensFile('')).toEqual({ ok: true, tokens: [] });
+    expect(parseTokensFile('')).toEqual({ ok: true, tokens: [], subjects: [] });
     const r = parseTokensFile(`# x\r\nbob read sha256:${hexOf('b')}\r\n`);
     expect(r.ok && r.tokens.map((t) => t.name)).toEqual(['bob']);
   });
@@ -57,9 +57,34 @@ describe('parseTokensFile', () => {
     expect(error).not.toContain('s3cret');
   });
 
-  it('reserves other credential forms, such as a certificate subject, as not supported yet', () => {
-    expect(errorOf('alice operate subject:CN=alice,O=ops')).toBe(
-      'line 1: the credential form "subject:" of "alice" is not supported yet (only sha256:<64 hex digits>)',
+  it('maps a client certificate subject, the rest of its line, spaces included, to a name and scope', () => {
+    const r = parseTokensFile(
+      [
+        `alice operate sha256:${hexOf('a')}`,
+        'ops-bot   operate   subject:CN=Ops Bot, OU=sre,O=Example\\, Inc   # the deploy robot',
+        'grafana read subject:cn=grafana',
+      ].join('\n'),
+    );
+    expect(r.ok && r.tokens.map((t) => t.name)).toEqual(['alice']);
+    expect(r.ok && r.subjects).toEqual([
+      { name: 'ops-bot', scope: 'operate', subject: 'CN=Ops Bot,OU=sre,O=Example\\, Inc' },
+      { name: 'grafana', scope: 'read', subject: 'CN=grafana' },
+    ]);
+  });
+
+  it('refuses a malformed or repeated subject without quoting it, and other credential forms', () => {
+    expect(errorOf('alice operate subject:')).toBe('line 1: the subject of "alice" is malformed: the subject is empty');
+    expect(errorOf('alice operate subject:CN=secret-name,')).toBe(
+      'line 1: the subject of "alice" is malformed: expected TYPE=value at character 16',
+    );
+    expect(errorOf('alice operate subject:CN=a,O=x\nbob read subject:cn=a, o=x')).toBe(
+      'line 2: the subject of "bob" is already mapped to "alice" on line 1',
+    );
+    expect(errorOf(`alice read subject:CN=a\nalice read sha256:${hexOf('t')}`)).toBe(
+      'line 2: the name "alice" is already used on line 1',
+    );
+    expect(errorOf('alice operate spiffe://example/alice')).toBe(
+      'line 1: the credential form "spiffe:" of "alice" is not supported (only sha256:<64 hex digits> or subject:<certificate subject>)',
     );
   });
 });

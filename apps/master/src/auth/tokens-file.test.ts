@@ -35,7 +35,7 @@ afterEach(async () => {
 describe('readTokensFile', () => {
   it('reads an owner-only file of named tokens', async () => {
     await write(line('alice', 'operate', 'a') + line('ro', 'read', 'r'));
-    expect((await readTokensFile(path, false)).map((t) => `${t.name}:${t.scope}`)).toEqual([
+    expect((await readTokensFile(path, false)).tokens.map((t) => `${t.name}:${t.scope}`)).toEqual([
       'alice:operate',
       'ro:read',
     ]);
@@ -63,11 +63,25 @@ describe('readTokensFile', () => {
   it('refuses the name default beside MASTER_API_TOKEN, and allows it alone', async () => {
     await write(line('default', 'read', 'd'));
     await expect(readTokensFile(path, true)).rejects.toThrow(/names a token "default", the name MASTER_API_TOKEN/);
-    expect(await readTokensFile(path, false)).toHaveLength(1);
+    expect((await readTokensFile(path, false)).tokens).toHaveLength(1);
   });
 });
 
 describe('TokensFile', () => {
+  it('holds the file’s certificate subjects beside its tokens, and reloads them', async () => {
+    await write(line('alice', 'read', 'a') + 'ops operate subject:CN=ops,O=example\n');
+    const { logger, lines } = capture();
+    const file = await TokensFile.open(path, undefined, logger);
+    try {
+      expect(file.subjects()).toEqual([{ name: 'ops', scope: 'operate', subject: 'CN=ops,O=example' }]);
+      await write(line('alice', 'read', 'a') + 'viewer read subject:CN=viewer,O=example\n');
+      await eventually(() => expect(file.subjects().map((g) => g.name)).toEqual(['viewer']), 10_000);
+      expect(JSON.stringify(lines)).not.toContain('CN=viewer');
+    } finally {
+      file.close();
+    }
+  });
+
   it('holds MASTER_API_TOKEN as the operate token default beside the file’s tokens', async () => {
     await write(line('alice', 'read', 'a'));
     const file = await TokensFile.open(path, 'the-default', capture().logger);

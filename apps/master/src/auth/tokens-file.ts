@@ -3,9 +3,16 @@ import { readFile, stat } from 'node:fs/promises';
 import { MaintdError } from '@maintd/core';
 import type { Logger } from 'pino';
 import { type ApiToken, DEFAULT_TOKEN_NAME, defaultToken } from './api-token.js';
+import type { SubjectGrant } from './subject-grant.js';
 import { parseTokensFile } from './tokens-file-parser.js';
 
 const SETTING = 'MASTER_API_TOKENS_FILE';
+
+/** What a tokens file grants: named tokens (by digest) and named client certificate subjects. */
+export interface TokensFileEntries {
+  readonly tokens: readonly ApiToken[];
+  readonly subjects: readonly SubjectGrant[];
+}
 
 /**
  * Reads and checks a tokens file (docs/ARCHITECTURE.md §3.4): readable, owner-only (like an ssh
@@ -13,7 +20,7 @@ const SETTING = 'MASTER_API_TOKENS_FILE';
  * `default` when `MASTER_API_TOKEN` holds it. Fails with a {@link MaintdError} naming the setting,
  * the path and the reason: startup exits 2 on it, a reload keeps the previous entries.
  */
-export async function readTokensFile(path: string, withDefault: boolean): Promise<readonly ApiToken[]> {
+export async function readTokensFile(path: string, withDefault: boolean): Promise<TokensFileEntries> {
   const fail = (why: string, cause?: unknown): never => {
     throw new MaintdError(`${SETTING}: '${path}' ${why}`, cause === undefined ? undefined : { cause });
   };
@@ -34,7 +41,7 @@ export async function readTokensFile(path: string, withDefault: boolean): Promis
   if (withDefault && parsed.tokens.some((t) => t.name === DEFAULT_TOKEN_NAME)) {
     fail(`names a token "${DEFAULT_TOKEN_NAME}", the name MASTER_API_TOKEN goes by: rename it`);
   }
-  return parsed.tokens;
+  return { tokens: parsed.tokens, subjects: parsed.subjects };
 }
 
 /** How often the file's status is polled: a change takes effect within this. */
@@ -48,16 +55,18 @@ const POLL_MS = 1000;
  */
 export class TokensFile {
   #tokens: readonly ApiToken[];
+  #subjects: readonly SubjectGrant[];
   #reading: Promise<void> = Promise.resolve();
   readonly #listener: (cur: Stats, prev: Stats) => void;
 
   private constructor(
     private readonly path: string,
     private readonly fixed: readonly ApiToken[],
-    fileTokens: readonly ApiToken[],
+    entries: TokensFileEntries,
     private readonly logger: Logger,
   ) {
-    this.#tokens = [...fixed, ...fileTokens];
+    this.#tokens = [...fixed, ...entries.tokens];
+    this.#subjects = entries.subjects;
     this.#listener = (cur, prev) => {
       if (cur.mtimeMs === prev.mtimeMs && cur.size === prev.size && cur.mode === prev.mode && cur.ino === prev.ino) {
         return;
@@ -70,13 +79,18 @@ export class TokensFile {
   /** Reads the file once (failing as {@link readTokensFile} does), then watches it. */
   static async open(path: string, apiToken: string | undefined, logger: Logger): Promise<TokensFile> {
     const fixed = defaultToken(apiToken);
-    const tokens = await readTokensFile(path, fixed.length > 0);
-    return new TokensFile(path, fixed, tokens, logger);
+    const entries = await readTokensFile(path, fixed.length > 0);
+    return new TokensFile(path, fixed, entries, logger);
   }
 
   /** The tokens in force now. */
   tokens(): readonly ApiToken[] {
     return this.#tokens;
+  }
+
+  /** The client certificate subjects mapped to names in force now. */
+  subjects(): readonly SubjectGrant[] {
+    return this.#subjects;
   }
 
   /** Stops watching the file. */
@@ -86,9 +100,17 @@ export class TokensFile {
 
   private async reload(): Promise<void> {
     try {
-      const tokens = await readTokensFile(this.path, this.fixed.length > 0);
+      const { tokens, subjects } = await readTokensFile(this.path, this.fixed.length > 0);
       this.#tokens = [...this.fixed, ...tokens];
-      this.logger.info({ tokens: tokens.map((t) => `${t.name}:${t.scope}`) }, `${SETTING} reloaded`);
+      this.#subjects = subjects;
+      // Names and scopes only: neither a digest nor a subject is logged.
+      this.logger.info(
+        {
+          tokens: tokens.map((t) => `${t.name}:${t.scope}`),
+          subjects: subjects.map((g) => `${g.name}:${g.scope}`),
+        },
+        `${SETTING} reloaded`,
+      );
     } catch (err) {
       this.logger.error(
         { err: { message: (err as Error).message } },

@@ -1,5 +1,7 @@
+import { X509Certificate } from 'node:crypto';
 import type { CooldownView } from '@maintd/scheduler/api';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { selfSigned } from '../../test/certificates.js';
 import { FakeClock, type TestMaster, jsonBody, openMaster } from '../../test/harness.js';
 import { type ApiToken, tokenDigest } from '../auth/api-token.js';
 
@@ -159,5 +161,73 @@ describe('API authentication with named tokens', () => {
     expect(refusals()).toHaveLength(3);
     expect(JSON.stringify(master.logs)).not.toContain('wrong-s3cret');
     expect(await failures(master)).toMatchObject({ unknown: 3, missing: 1 });
+  });
+});
+
+describe('API authentication with client certificates', () => {
+  /** A request's bindings over a TLS connection whose verified client certificate is `pem`. */
+  const overTls = (pem: string, authorized = true) => {
+    const cert = new X509Certificate(pem);
+    return {
+      incoming: {
+        socket: { remoteAddress: '10.9.8.7', authorized, getPeerX509Certificate: () => cert },
+      },
+    };
+  };
+
+  async function withSubjects(reads: 'open' | 'token' = 'open'): Promise<TestMaster> {
+    m = await openMaster(endpoints, new FakeClock(), { apiReads: reads }, 3, (kv) => kv, {
+      tokens: () => named,
+      subjects: () => [
+        { name: 'ops-bot', scope: 'operate', subject: 'CN=ops bot,O=example' },
+        { name: 'viewer', scope: 'read', subject: 'CN=viewer,O=example' },
+      ],
+    });
+    return m;
+  }
+
+  it('gives a mapped certificate its name and scope: read cannot mutate (403), operate can, as name@address', async () => {
+    const [ops, viewer] = await Promise.all([selfSigned('/O=example/CN=ops bot'), selfSigned('/O=example/CN=viewer')]);
+    const master = await withSubjects('token');
+    const body = { kind: 'compact', target: 'store-c' };
+    const denied = await master.app.request('/api/v1/tasks', jsonBody(body), overTls(viewer.pem));
+    expect(denied.status).toBe(403);
+    const text = await denied.text();
+    expect(JSON.parse(text)).toEqual({
+      error: 'the client certificate "viewer" has scope read: this needs scope operate',
+    });
+    expect(text).not.toContain('CN=');
+    expect((await master.app.request('/api/v1/tasks', {}, overTls(viewer.pem))).status).toBe(200);
+    const park = await master.app.request(
+      '/api/v1/scheduler/cooldowns/compact/store-c',
+      { method: 'PUT', body: JSON.stringify({ reason: 'mtls' }), headers: { 'content-type': 'application/json' } },
+      overTls(ops.pem),
+    );
+    expect(park.status).toBe(200);
+    expect(((await park.json()) as CooldownView).parked?.by).toBe('ops-bot@10.9.8.7');
+  });
+
+  it('treats an unmapped or unverified certificate as no credential, and a presented token as today', async () => {
+    const [stranger, ops] = await Promise.all([selfSigned('/CN=stranger'), selfSigned('/O=example/CN=ops bot')]);
+    const master = await withSubjects('token');
+    const post = (env: object, headers: Record<string, string> = {}) =>
+      master.app.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 's' }, headers), env);
+    expect((await post(overTls(stranger.pem))).status).toBe(401);
+    expect((await master.app.request('/api/v1/tasks', {}, overTls(stranger.pem))).status).toBe(401);
+    expect((await post(overTls(ops.pem, false))).status).toBe(401);
+    // The token decides when one is presented: a read token over an operate certificate is refused.
+    expect((await post(overTls(ops.pem), bearer(TOKENS.reader))).status).toBe(403);
+    expect((await post(overTls(ops.pem), bearer('wrong'))).status).toBe(401);
+    expect((await post(overTls(stranger.pem), bearer(TOKENS.alice))).status).toBe(202);
+    expect(await failures(master)).toMatchObject({ missing: 3, unknown: 1, scope: 1 });
+  });
+
+  it('needs a credential from a remote client once only subjects are configured', async () => {
+    m = await openMaster(endpoints, new FakeClock(), {}, 4, (kv) => kv, {
+      tokens: () => [],
+      subjects: () => [{ name: 'ops-bot', scope: 'operate', subject: 'CN=ops' }],
+    });
+    const res = await m.app.request('/api/v1/tasks', jsonBody({ kind: 'compact', target: 's' }), remote);
+    expect(res.status).toBe(401);
   });
 });

@@ -3,12 +3,16 @@ import type { Metrics } from '@maintd/scheduler';
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import { type ApiToken, type TokenScope, findToken, scopeAllows } from '../auth/api-token.js';
+import { type SubjectGrant, findSubjectGrant } from '../auth/subject-grant.js';
 import { type AppEnv, isMutation, remoteAddress } from './context.js';
+import { verifiedPeerSubject } from './peer-certificate.js';
 
 /** What {@link apiAuth} checks requests against. */
 export interface ApiAuthOptions {
   /** The tokens in force now (`MASTER_API_TOKEN` as `default`, and the tokens file's). */
   readonly tokens: () => readonly ApiToken[];
+  /** The client certificate subjects mapped to names in force now (the tokens file's `subject:` lines). */
+  readonly subjects?: () => readonly SubjectGrant[];
   /** MASTER_API_READS: `token` = reads need a `read` or `operate` token. */
   readonly reads: 'open' | 'token';
   readonly metrics: Metrics;
@@ -36,8 +40,9 @@ function isLoopback(address: string | undefined): boolean {
  * The API's authentication and scopes (docs/ARCHITECTURE.md §3.4). With a token configured, a
  * mutation needs an `operate` token, and a read a `read` or `operate` token when
  * MASTER_API_READS=token; the presented token is hashed and compared with every entry's digest in
- * constant time. 401 (none or unknown) and 403 (too narrow) name the scope needed and never the
- * token. A token in the query string is refused (400). With no token configured, only loopback
+ * constant time. Without a token, a client certificate verified by the TLS handshake whose
+ * subject the tokens file maps acts as that name with that scope. 401 (none or unknown) and 403
+ * (too narrow) name the scope needed and never the token or the subject. A token in the query string is refused (400). With no token configured, only loopback
  * clients may mutate. Failures are counted by reason and logged at most once per client a minute.
  */
 export function apiAuth(o: ApiAuthOptions): MiddlewareHandler<AppEnv> {
@@ -73,27 +78,37 @@ export function apiAuth(o: ApiAuthOptions): MiddlewareHandler<AppEnv> {
         ? 'read'
         : undefined;
     const tokens = o.tokens();
-    // Without tokens, mutations fall back to loopback; reads that need a token fail closed (a
-    // tokens file emptied at runtime must not open them).
-    if (tokens.length === 0 && needed !== 'read') {
+    const subjects = o.subjects?.() ?? [];
+    // Without credentials, mutations fall back to loopback; reads that need a token fail closed
+    // (a tokens file emptied at runtime must not open them).
+    if (tokens.length === 0 && subjects.length === 0 && needed !== 'read') {
       if (needed === 'operate' && !isLoopback(address)) {
         return c.json({ error: 'mutations are allowed only from loopback while no API token is configured' }, 403);
       }
       return next();
     }
+    // A bearer token, when presented, is what the client asked to act as; else a verified client
+    // certificate whose subject the tokens file maps. An unmapped certificate grants no scope.
     const presented = /^Bearer (.+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
     const token = presented === undefined ? undefined : findToken(tokens, presented);
-    if (token) c.set('tokenName', token.name);
+    const peer = presented === undefined && subjects.length > 0 ? verifiedPeerSubject(c) : undefined;
+    const grant = peer === undefined ? undefined : findSubjectGrant(subjects, peer);
+    const who = token ?? grant;
+    if (who) c.set('tokenName', who.name);
     if (needed === undefined) return next();
-    if (!token) {
+    if (!who) {
       refuse(address, presented === undefined ? 'missing' : 'unknown', method, path);
       return c.json({ error: `missing or invalid bearer token: this needs a token of scope ${needed}` }, 401, {
         'www-authenticate': 'Bearer',
       });
     }
-    if (!scopeAllows(token.scope, needed)) {
+    if (!scopeAllows(who.scope, needed)) {
       refuse(address, 'scope', method, path);
-      return c.json({ error: `the token "${token.name}" has scope ${token.scope}: this needs scope ${needed}` }, 403);
+      const credential = token ? 'token' : 'client certificate';
+      return c.json(
+        { error: `the ${credential} "${who.name}" has scope ${who.scope}: this needs scope ${needed}` },
+        403,
+      );
     }
     return next();
   };

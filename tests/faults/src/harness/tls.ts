@@ -68,13 +68,20 @@ async function ca(dir: string, name: string, cn: string): Promise<void> {
   );
 }
 
-async function leaf(dir: string, name: string, cn: string, issuer: string, extensions: string): Promise<void> {
+async function leaf(
+  dir: string,
+  name: string,
+  cn: string,
+  issuer: string,
+  extensions: string,
+  o: { readonly subject?: string; readonly days?: number } = {},
+): Promise<void> {
   await writeFile(
     join(dir, `${name}.ext`),
     `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n${extensions}\n`,
   );
   await openssl(
-    ['req', '-new', ...NEW_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`],
+    ['req', '-new', ...NEW_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', o.subject ?? `/CN=${cn}`],
     dir,
   );
   await openssl(
@@ -89,7 +96,7 @@ async function leaf(dir: string, name: string, cn: string, issuer: string, exten
       `${issuer}.key`,
       '-set_serial',
       `0x${randomBytes(8).toString('hex')}`,
-      ...DAYS,
+      ...(o.days === undefined ? DAYS : ['-days', String(o.days)]),
       '-out',
       `${name}.crt`,
       '-extfile',
@@ -127,4 +134,29 @@ export async function generateTestPki(): Promise<TestPki> {
     rogueClientKey: f('rogue-client.key'),
     remove: () => rm(dir, { recursive: true, force: true }),
   };
+}
+
+/** What {@link issueCertificate} makes. */
+export interface IssueOptions {
+  /** openssl's `/A=x/B=y` form, e.g. `/O=ops/CN=alice`. */
+  readonly subject: string;
+  /** `ca` (the good one) or `rogue-ca`. */
+  readonly issuer: 'ca' | 'rogue-ca';
+  /** Extension lines, e.g. `extendedKeyUsage=serverAuth` and `subjectAltName=IP:127.0.0.1`. */
+  readonly extensions: string;
+  /** Validity in days from now; below 0 for a certificate that has already expired. */
+  readonly days?: number;
+}
+
+/** Issues another certificate from `pki`'s CAs into its directory: `<dir>/<name>.crt` and `.key`. */
+export async function issueCertificate(
+  pki: TestPki,
+  name: string,
+  o: IssueOptions,
+): Promise<{ readonly cert: string; readonly key: string }> {
+  await leaf(pki.dir, name, '', o.issuer, o.extensions, {
+    subject: o.subject,
+    ...(o.days === undefined ? {} : { days: o.days }),
+  });
+  return { cert: join(pki.dir, `${name}.crt`), key: join(pki.dir, `${name}.key`) };
 }
