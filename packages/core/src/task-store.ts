@@ -13,7 +13,8 @@ import type {
 } from './model.js';
 import type { Session } from './session.js';
 import type { Claim, ClaimOptions } from './store/claimer.js';
-import type { Actor } from './store/cooldown-store.js';
+import type { Actor, Pair } from './store/cooldown-store.js';
+import type { AuditTrail } from './store/audit-store.js';
 import { resumeLapsed } from './store/held.js';
 import type { Timelines } from './store/timeline-store.js';
 import type { ClusterStore } from './store/cluster-store.js';
@@ -27,7 +28,8 @@ import type { StoreParts } from './store/parts.js';
 import type { TaskStoreOptions } from './store/store-options.js';
 
 export type { Claim, ClaimOptions } from './store/claimer.js';
-export type { Actor } from './store/cooldown-store.js';
+export type { Actor, Pair } from './store/cooldown-store.js';
+export type { AuditFields, AuditPage, AuditQuery, AuditTrail } from './store/audit-store.js';
 export type { ClusterStore } from './store/cluster-store.js';
 export type { CooldownRead, RecordFailureResult } from './store/cooldown-store.js';
 export type { HeldLock } from './store/coordination.js';
@@ -62,6 +64,8 @@ export class TaskStore {
   readonly cluster: ClusterStore;
   /** Each (kind, target)'s timeline (docs/ARCHITECTURE.md §2.7): its events, and the fleet-wide prune. */
   readonly timelines: Timelines;
+  /** The audit trail of operator actions (docs/ARCHITECTURE.md §2.9): its pages, and its prune. */
+  readonly audit: AuditTrail;
   readonly #parts: StoreParts;
   readonly #recoveredOnOpen: RecoveryResult;
 
@@ -72,6 +76,7 @@ export class TaskStore {
     this.policy = opened.policy;
     this.cluster = opened.parts.cluster;
     this.timelines = opened.parts.timeline;
+    this.audit = opened.parts.audit;
     this.#parts = opened.parts;
     this.#recoveredOnOpen = opened.recovered;
   }
@@ -202,9 +207,19 @@ export class TaskStore {
     return this.#parts.cooldowns.clearCooldown(kind, target, actor);
   }
 
-  /** Resets every cooldown record (of one kind, or all) as {@link TaskStore.clearCooldown} does; returns how many. */
+  /** Resets every cooldown record (of one kind, or all) as {@link TaskStore.resetCooldowns} does; returns how many. */
   clearCooldowns(kind?: TaskKind, actor?: Actor): Promise<number> {
     return this.#parts.cooldowns.clearCooldowns(kind, actor);
+  }
+
+  /**
+   * Resets the cooldown records of `pairs`, each with its `reset` event naming `actor`, in transactions of up to 50
+   * records, and records the action as ONE audit entry (`actor.audit`) whose `count` grows in each of those
+   * transactions: it is exactly what committed, whenever this stops. `onReset` hears each pair as it commits. Answers,
+   * per pair, whether its record was reset (false: it had none).
+   */
+  resetCooldowns(pairs: readonly Pair[], actor?: Actor, onReset?: (pair: Pair) => void): Promise<boolean[]> {
+    return this.#parts.cooldowns.resetMany(pairs, actor, onReset);
   }
 
   /** The cooldown record of (kind, target), active or not. */
@@ -244,6 +259,15 @@ export class TaskStore {
    */
   park(kind: TaskKind, target: string, options: ParkOptions): Promise<ParkRecord> {
     return this.#parts.parks.park(kind, target, options);
+  }
+
+  /**
+   * Parks every pair of `pairs` as {@link TaskStore.park} does, each with its `parked` event, in transactions of up to
+   * 50 parks, and records the action as ONE audit entry (`options.audit`) whose `count` grows in each of those
+   * transactions. `onParked` hears each park as it commits. Every pair is validated before any is parked.
+   */
+  parkMany(pairs: readonly Pair[], options: ParkOptions, onParked?: (park: ParkRecord) => void): Promise<ParkRecord[]> {
+    return this.#parts.parks.parkMany(pairs, options, onParked);
   }
 
   /**
