@@ -108,7 +108,7 @@ async function contendedCooldown(
 /**
  * A bulk reset of `stores` cooldown records, two ways on one etcd: one transaction per store with
  * 16 in flight (the group commit batching them), as releases before the audit trail did, and
- * `resetCooldowns`, 50 stores a transaction with the one audit entry growing in each.
+ * `bulk.resetCooldowns`, 50 stores a transaction with the one audit entry growing in each.
  */
 async function bulkReset(endpoints: string[], stores: number): Promise<{ perStore: number; chunked: number }> {
   const kv = new EtcdKv({ endpoints });
@@ -135,7 +135,7 @@ async function bulkReset(endpoints: string[], stores: number): Promise<{ perStor
   await fill();
   t0 = performance.now();
   const audit = { who: 'bench', client: '127.0.0.1', action: 'cooldowns.reset', route: 'DELETE /bench' };
-  const done = await store.resetCooldowns(pairs, { ...by, audit });
+  const done = await store.bulk.resetCooldowns(pairs, { ...by, audit });
   const chunked = performance.now() - t0;
   if (done.filter(Boolean).length !== stores) throw new Error('the bulk reset missed stores');
   await store.close();

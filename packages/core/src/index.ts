@@ -136,6 +136,7 @@ export {
   type AuditPage,
   type AuditQuery,
   type AuditTrail,
+  type BulkActions,
   type Claim,
   type ClaimOptions,
   type ClusterStore,

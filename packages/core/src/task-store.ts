@@ -13,8 +13,9 @@ import type {
 } from './model.js';
 import type { Session } from './session.js';
 import type { Claim, ClaimOptions } from './store/claimer.js';
-import type { Actor, Pair } from './store/cooldown-store.js';
+import type { Actor } from './store/cooldown-store.js';
 import type { AuditTrail } from './store/audit-store.js';
+import type { BulkActions } from './store/bulk-actions.js';
 import { resumeLapsed } from './store/held.js';
 import type { Timelines } from './store/timeline-store.js';
 import type { ClusterStore } from './store/cluster-store.js';
@@ -30,6 +31,7 @@ import type { TaskStoreOptions } from './store/store-options.js';
 export type { Claim, ClaimOptions } from './store/claimer.js';
 export type { Actor, Pair } from './store/cooldown-store.js';
 export type { AuditFields, AuditPage, AuditQuery, AuditTrail } from './store/audit-store.js';
+export type { BulkActions } from './store/bulk-actions.js';
 export type { ClusterStore } from './store/cluster-store.js';
 export type { CooldownRead, RecordFailureResult } from './store/cooldown-store.js';
 export type { HeldLock } from './store/coordination.js';
@@ -66,6 +68,8 @@ export class TaskStore {
   readonly timelines: Timelines;
   /** The audit trail of operator actions (docs/ARCHITECTURE.md §2.9): its pages, and its prune. */
   readonly audit: AuditTrail;
+  /** Operator actions over many stores at once, each action one audit entry (docs/ARCHITECTURE.md §2.9). */
+  readonly bulk: BulkActions;
   readonly #parts: StoreParts;
   readonly #recoveredOnOpen: RecoveryResult;
 
@@ -77,22 +81,17 @@ export class TaskStore {
     this.cluster = opened.parts.cluster;
     this.timelines = opened.parts.timeline;
     this.audit = opened.parts.audit;
+    this.bulk = opened.parts.bulk;
     this.#parts = opened.parts;
     this.#recoveredOnOpen = opened.recovered;
   }
 
-  /**
-   * Opens a session, registers, recovers orphaned tasks and prunes history when it may hold something to prune (counts
-   * first: a history within its limits is not read).
-   */
+  /** Opens a session, registers, recovers orphaned tasks and prunes history if it may hold something to prune. */
   static async open(options: TaskStoreOptions): Promise<TaskStore> {
     return new TaskStore(await openStore(options), options.masterId);
   }
 
-  /**
-   * What {@link TaskStore.open} recovered: the tasks of dead masters it requeued or failed before this store was handed
-   * out (the scheduler logs them when it starts).
-   */
+  /** What {@link TaskStore.open} recovered (dead masters' tasks it requeued or failed): the scheduler logs it. */
   get recoveredOnOpen(): RecoveryResult {
     return this.#recoveredOnOpen;
   }
@@ -207,19 +206,9 @@ export class TaskStore {
     return this.#parts.cooldowns.clearCooldown(kind, target, actor);
   }
 
-  /** Resets every cooldown record (of one kind, or all) as {@link TaskStore.resetCooldowns} does; returns how many. */
+  /** Resets every cooldown record (of one kind, or all) as {@link TaskStore.bulk} does; returns how many. */
   clearCooldowns(kind?: TaskKind, actor?: Actor): Promise<number> {
     return this.#parts.cooldowns.clearCooldowns(kind, actor);
-  }
-
-  /**
-   * Resets the cooldown records of `pairs`, each with its `reset` event naming `actor`, in transactions of up to 50
-   * records, and records the action as ONE audit entry (`actor.audit`) whose `count` grows in each of those
-   * transactions: it is exactly what committed, whenever this stops. `onReset` hears each pair as it commits. Answers,
-   * per pair, whether its record was reset (false: it had none).
-   */
-  resetCooldowns(pairs: readonly Pair[], actor?: Actor, onReset?: (pair: Pair) => void): Promise<boolean[]> {
-    return this.#parts.cooldowns.resetMany(pairs, actor, onReset);
   }
 
   /** The cooldown record of (kind, target), active or not. */
@@ -259,15 +248,6 @@ export class TaskStore {
    */
   park(kind: TaskKind, target: string, options: ParkOptions): Promise<ParkRecord> {
     return this.#parts.parks.park(kind, target, options);
-  }
-
-  /**
-   * Parks every pair of `pairs` as {@link TaskStore.park} does, each with its `parked` event, in transactions of up to
-   * 50 parks, and records the action as ONE audit entry (`options.audit`) whose `count` grows in each of those
-   * transactions. `onParked` hears each park as it commits. Every pair is validated before any is parked.
-   */
-  parkMany(pairs: readonly Pair[], options: ParkOptions, onParked?: (park: ParkRecord) => void): Promise<ParkRecord[]> {
-    return this.#parts.parks.parkMany(pairs, options, onParked);
   }
 
   /**

@@ -61,10 +61,11 @@ export interface AuditTrail {
   prune(): Promise<number>;
 }
 
-/** An entry to put in a transaction: its op, and the entry as it commits. */
+/** An entry to put in a transaction: its op (none without an intent), and the entry as it commits. */
 export interface AuditWrite {
-  readonly op: TxnOp;
-  readonly entry: AuditEntry;
+  readonly ops: TxnOp[];
+  readonly entry?: AuditEntry;
+  readonly intent?: AuditIntent;
 }
 
 /**
@@ -151,19 +152,25 @@ export class AuditStore implements AuditTrail {
     return entry;
   }
 
-  /** The put of one action's entry, for the transaction of its mutation. */
-  write(intent: AuditIntent, fields: AuditFields): AuditWrite {
+  /** The put of one action's entry, for the transaction of its mutation; no op without an intent. */
+  write(intent: AuditIntent | undefined, fields: AuditFields): AuditWrite {
+    if (!intent) return { ops: [] };
     const entry = this.#entry(intent, fields);
-    return { entry, op: { type: 'put', key: this.#ctx.keys.audit(entry.id), value: encodeAuditEntry(entry) } };
+    return {
+      entry,
+      intent,
+      ops: [{ type: 'put', key: this.#ctx.keys.audit(entry.id), value: encodeAuditEntry(entry) }],
+    };
   }
 
-  /** The transaction carrying {@link AuditStore.write}'s op committed: its writer logs it. */
-  written(intent: AuditIntent | undefined, write: AuditWrite | undefined): void {
-    if (intent && write) intent.written?.(write.entry);
+  /** The transaction carrying {@link AuditStore.write}'s ops committed: its writer logs the entry. */
+  written(write: AuditWrite): void {
+    if (write.entry) write.intent?.written?.(write.entry);
   }
 
-  /** The entry of a bulk action, grown chunk by chunk ({@link AuditChain}). */
-  chain(intent: AuditIntent, fields: AuditFields): AuditChain {
+  /** The entry of a bulk action, grown chunk by chunk ({@link AuditChain}); none without an intent. */
+  chain(intent: AuditIntent | undefined, fields: AuditFields): AuditChain | undefined {
+    if (!intent) return undefined;
     const entry = { ...this.#entry(intent, fields), count: 0 };
     return new AuditChain(this.#ctx.keys.audit(entry.id), entry, intent);
   }

@@ -64,8 +64,8 @@ export class ClusterStore {
         prev.preserve_downgrade === value
           ? undefined
           : { ...prev, preserve_downgrade: value, updated_at: clock.now(), updated_by: by },
-      audit && (() => this.#audit.write(audit, { outcome })),
-      (write) => this.#audit.written(audit, write),
+      () => this.#audit.write(audit, { outcome }),
+      (write) => this.#audit.written(write),
     );
   }
 
@@ -76,7 +76,7 @@ export class ClusterStore {
   async #update(
     change: (prev: ClusterRecord) => ClusterRecord | undefined,
     audit?: () => AuditWrite,
-    written?: (write: AuditWrite | undefined) => void,
+    written?: (write: AuditWrite) => void,
   ): Promise<ClusterRecord> {
     const { kv, keys } = this.#ctx;
     const key = keys.cluster;
@@ -88,14 +88,11 @@ export class ClusterStore {
       const entry = audit?.();
       const res = await kv.txn(
         [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
-        [
-          { type: 'put', key, value: encodeClusterRecord(carryUnknownFields(prev, next)) },
-          ...(entry ? [entry.op] : []),
-        ],
+        [{ type: 'put', key, value: encodeClusterRecord(carryUnknownFields(prev, next)) }, ...(entry?.ops ?? [])],
         [{ type: 'get', key }],
       );
       if (res.succeeded) {
-        written?.(entry);
+        if (entry) written?.(entry);
         return next;
       }
       const current = res.results[0];

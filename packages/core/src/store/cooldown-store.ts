@@ -304,15 +304,15 @@ export class CooldownStore {
     let read = cooldownRead(await kv.get(key));
     for (let attempt = 0; attempt < RESET_ATTEMPTS; attempt++) {
       if (read.modRevision === 0) return false;
-      const audit = actor?.audit ? this.#audit.write(actor.audit, { kind, target, outcome: 'reset' }) : undefined;
+      const audit = this.#audit.write(actor?.audit, { kind, target, outcome: 'reset' });
       const res = await kv.txn(
         [{ key, target: 'modRevision', op: '==', value: read.modRevision }],
-        [...this.#resetOps(kind, target, read, actor), ...(audit ? [audit.op] : [])],
+        [...this.#resetOps(kind, target, read, actor), ...audit.ops],
         [{ type: 'get', key }],
       );
       if (res.succeeded) {
         void this.#timeline.afterWrite(kind, target);
-        this.#audit.written(actor?.audit, audit);
+        this.#audit.written(audit);
         return true;
       }
       const current = res.results[0];
@@ -341,7 +341,7 @@ export class CooldownStore {
    * reset (false: it had none by then).
    */
   async resetMany(pairs: readonly Pair[], actor?: Actor, onReset?: (pair: Pair) => void): Promise<boolean[]> {
-    const chain = actor?.audit ? this.#audit.chain(actor.audit, { outcome: 'reset' }) : undefined;
+    const chain = this.#audit.chain(actor?.audit, { outcome: 'reset' });
     try {
       return await swapInChunks(
         this.#ctx,

@@ -72,15 +72,15 @@ export class ParkStore {
     let found = await kv.get(key);
     for (let attempt = 0; attempt < PARK_ATTEMPTS; attempt++) {
       const { next, ops } = this.#parkOps(record, found);
-      const audit = options.audit ? this.#audit.write(options.audit, auditFields(record)) : undefined;
+      const audit = this.#audit.write(options.audit, auditFields(record));
       const res = await kv.txn(
         [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
-        [...ops, ...(audit ? [audit.op] : [])],
+        [...ops, ...audit.ops],
         [{ type: 'get', key }],
       );
       if (res.succeeded) {
         void this.#timeline.afterWrite(record.kind, record.target);
-        this.#audit.written(options.audit, audit);
+        this.#audit.written(audit);
         return next;
       }
       const current = res.results[0];
@@ -104,9 +104,7 @@ export class ParkStore {
     const parked: ParkRecord[] = records.map((r) => r);
     const [first] = records;
     const chain =
-      options.audit && first
-        ? this.#audit.chain(options.audit, { reason: first.reason, until_ms: first.until_ms, outcome: 'parked' })
-        : undefined;
+      first && this.#audit.chain(options.audit, { ...auditFields(first), kind: undefined, target: undefined });
     try {
       await swapInChunks(
         this.#ctx,
@@ -183,14 +181,14 @@ export class ParkStore {
       const first = { tasks: held.tasks.slice(0, RESUME_BATCH), stray: held.stray };
       const resume = resumeOps(this.#ctx, kind, target, first);
       const timeline = this.#timeline.ops(kind, target, [{ type: 'released', ...(actor ? { by: actor.by } : {}) }]);
-      const audit = actor?.audit ? this.#audit.write(actor.audit, { kind, target, outcome: 'released' }) : undefined;
+      const audit = this.#audit.write(actor?.audit, { kind, target, outcome: 'released' });
       const res = await kv.txn(
         [{ key, target: 'modRevision', op: '==', value: found.modRevision }, ...resume.compares],
-        [{ type: 'delete', key }, ...timeline.ops, ...resume.ops, ...(audit ? [audit.op] : [])],
+        [{ type: 'delete', key }, ...timeline.ops, ...resume.ops, ...audit.ops],
       );
       if (res.succeeded) {
         void this.#timeline.afterWrite(kind, target);
-        this.#audit.written(actor?.audit, audit);
+        this.#audit.written(audit);
         // Within etcd's 128 operations a transaction: the rest go back in batches, the park gone.
         if (held.tasks.length > RESUME_BATCH) await resumePair(this.#ctx, kind, target);
         return true;

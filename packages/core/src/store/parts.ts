@@ -18,6 +18,7 @@ import { QueueShares } from './queue-shares.js';
 import { StatsStore } from './stats.js';
 import { TimelineStore } from './timeline-store.js';
 import { AuditStore } from './audit-store.js';
+import { type BulkActions, bulkActions } from './bulk-actions.js';
 import { DEFAULT_STORE_OPTIONS, type TaskStoreOptions } from './store-options.js';
 import { WorkerScans } from './worker-scans.js';
 
@@ -36,6 +37,7 @@ export interface StoreParts {
   readonly parks: ParkStore;
   readonly timeline: TimelineStore;
   readonly audit: AuditStore;
+  readonly bulk: BulkActions;
   readonly stats: StatsStore;
   readonly workerScans: WorkerScans;
   readonly coordination: Coordination;
@@ -102,6 +104,7 @@ export function storeParts(
     parks,
     timeline,
     audit,
+    bulk: bulkActions(cooldowns, parks),
     stats: new StatsStore(ctx),
     workerScans: new WorkerScans(ctx),
     coordination,

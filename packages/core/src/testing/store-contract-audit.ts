@@ -104,7 +104,10 @@ export function auditContract(fx: StoreContractFixture): void {
       expect(hit.created).toBe(false);
       await s.cluster.setPreserveDowngrade(false, 'a', intent('cluster.update'));
       expect(
-        await s.resetCooldowns([{ kind: 'compact', target: 'none' }], { by: 'a', audit: intent('cooldowns.reset') }),
+        await s.bulk.resetCooldowns([{ kind: 'compact', target: 'none' }], {
+          by: 'a',
+          audit: intent('cooldowns.reset'),
+        }),
       ).toEqual([false]);
       expect((await kv.range(s.keys.auditPrefix, { countOnly: true })).count).toBe(0);
     });
@@ -148,7 +151,7 @@ export function auditContract(fx: StoreContractFixture): void {
       const pairs = [...targets.map((target) => ({ kind: 'compact', target })), { kind: 'compact', target: 'gone' }];
       const heard: string[] = [];
       const written: AuditEntry[] = [];
-      const done = await s.resetCooldowns(
+      const done = await s.bulk.resetCooldowns(
         pairs,
         {
           by: 'alice@10.0.0.7',
@@ -192,7 +195,7 @@ export function auditContract(fx: StoreContractFixture): void {
       arm();
       const pairs = Array.from({ length: 70 }, (_, i) => ({ kind: 'compact', target: `s-${i}` }));
       await expect(
-        s.parkMany(pairs, { reason: 'rack 7', by: 'alice', audit: intent('cooldowns.park', { matched: 70 }) }),
+        s.bulk.park(pairs, { reason: 'rack 7', by: 'alice', audit: intent('cooldowns.park', { matched: 70 }) }),
       ).rejects.toBeInstanceOf(StoreUnavailableError);
       const parks = await s.listParks();
       const stored = await entries(base, s);
