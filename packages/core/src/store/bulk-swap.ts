@@ -1,4 +1,4 @@
-import { ContentionError } from '../errors.js';
+import { ContentionError, ValidationError } from '../errors.js';
 import type { Compare, KeyValue, TxnOp } from '../kv/port.js';
 import type { AuditChain } from './audit-store.js';
 import type { StoreContext } from './context.js';
@@ -34,6 +34,10 @@ export async function swapInChunks(
   committed: (indexes: readonly number[]) => void,
 ): Promise<boolean[]> {
   const { kv } = ctx;
+  // etcd refuses a transaction that names a key twice: a store named twice is a caller's mistake.
+  if (new Set(items.map((item) => item.key)).size !== items.length) {
+    throw new ValidationError('invalid pairs: a bulk action names the same store twice', { field: 'pairs' });
+  }
   const done = items.map(() => false);
   for (let start = 0; start < items.length; start += BULK_CHUNK) {
     const chunk = items.slice(start, start + BULK_CHUNK);

@@ -103,8 +103,9 @@ export class ParkStore {
     const records = pairs.map((p) => this.#record(p.kind, p.target, options));
     const parked: ParkRecord[] = records.map((r) => r);
     const [first] = records;
+    // One entry for the whole action: it names the filter (the intent's), not each store.
     const chain =
-      first && this.#audit.chain(options.audit, { ...auditFields(first), kind: undefined, target: undefined });
+      first && this.#audit.chain(options.audit, { reason: first.reason, until_ms: first.until_ms, outcome: 'parked' });
     try {
       await swapInChunks(
         this.#ctx,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type AuditEntry, AuditEntrySchema, type AuditIntent } from '../audit.js';
-import { StoreUnavailableError } from '../errors.js';
+import { StoreUnavailableError, ValidationError } from '../errors.js';
 import type { KeyValue, Kv } from '../kv/port.js';
 import type { TaskStore } from '../task-store.js';
 import type { StoreContractFixture } from './store-contract-fixture.js';
@@ -94,7 +94,7 @@ export function auditContract(fx: StoreContractFixture): void {
       expect(stored[4]!.kv.createRevision).toBe((await kv.get(s.keys.cluster))!.modRevision);
     });
 
-    it('writes no entry for an action that commits nothing: a reset or release of nothing, a dedupe hit, no cluster change', async () => {
+    it('writes no entry for an action that commits nothing: a reset or release of nothing, a dedupe hit, no cluster change, a refused bulk', async () => {
       const kv = await fx.h.connect();
       const s = await open({ kv });
       expect(await s.clearCooldown('compact', 'none', { by: 'a', audit: intent('cooldown.reset') })).toBe(false);
@@ -109,6 +109,15 @@ export function auditContract(fx: StoreContractFixture): void {
           audit: intent('cooldowns.reset'),
         }),
       ).toEqual([false]);
+      // A store named twice is refused before anything is written.
+      const twice = [
+        { kind: 'compact', target: 'y' },
+        { kind: 'compact', target: 'y' },
+      ];
+      await expect(
+        s.bulk.park(twice, { reason: 'r', by: 'a', audit: intent('cooldowns.park') }),
+      ).rejects.toBeInstanceOf(ValidationError);
+      expect(await s.getPark('compact', 'y')).toBeUndefined();
       expect((await kv.range(s.keys.auditPrefix, { countOnly: true })).count).toBe(0);
     });
 
