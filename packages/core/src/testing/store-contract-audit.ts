@@ -121,6 +121,21 @@ export function auditContract(fx: StoreContractFixture): void {
       expect((await kv.range(s.keys.auditPrefix, { countOnly: true })).count).toBe(0);
     });
 
+    it('records an operator’s run of a held task as promoted, in the transaction that queues it again', async () => {
+      const kv = await fx.h.connect();
+      const s = await open({ kv });
+      const { task } = await s.enqueue('compact', 'x', { source: 'sweep' });
+      await s.park('compact', 'x', { reason: 'r', by: 'ops' });
+      expect(await s.claimNext(['compact'], { holdParked: true })).toBeUndefined();
+      const asked = await s.enqueue('compact', 'x', { source: 'manual', by: 'a', audit: intent('task.enqueue') });
+      expect(asked).toMatchObject({ created: false, task: { id: task.id, state: 'queued' } });
+      const stored = await entries(kv, s);
+      expect(stored.map(({ entry }) => [entry.action, entry.outcome, entry.task_id])).toEqual([
+        ['task.enqueue', 'promoted', task.id],
+      ]);
+      expect(stored[0]!.kv.createRevision).toBe((await kv.get(s.keys.task(task.id)))!.modRevision);
+    });
+
     it('writes one entry for a park whose first compare-and-swap lost to another writer', async () => {
       const base = await fx.h.connect();
       const s0 = await open({ kv: base });
