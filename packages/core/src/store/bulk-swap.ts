@@ -7,7 +7,7 @@ import type { StoreContext } from './context.js';
  * Stores a bulk transaction acts on. Each costs two operations (its record, its timeline event)
  * and a compare, plus the audit entry's put and guard: 101 of etcd's 128 a branch.
  */
-export const BULK_CHUNK = 50;
+const BULK_CHUNK = 50;
 /** Tries of one chunk while other writers keep changing its records. */
 const CHUNK_ATTEMPTS = 8;
 
