@@ -106,6 +106,45 @@ async function contendedCooldown(
 }
 
 /**
+ * A bulk reset of `stores` cooldown records, two ways on one etcd: one transaction per store with
+ * 16 in flight (the group commit batching them), as releases before the audit trail did, and
+ * `bulk.resetCooldowns`, 50 stores a transaction with the one audit entry growing in each.
+ */
+async function bulkReset(endpoints: string[], stores: number): Promise<{ perStore: number; chunked: number }> {
+  const kv = new EtcdKv({ endpoints });
+  const prefix = `/bench/bulk/${randomUUID()}`;
+  const store = await TaskStore.open({ kv, prefix, masterId: 'bench', cooldown: { afterFailures: 1000 } });
+  const pairs = Array.from({ length: stores }, (_, i) => ({ kind: 'compact', target: `s-${i}` }));
+  const fill = async (): Promise<void> => {
+    for (let i = 0; i < stores; i += 64) {
+      await Promise.all(
+        pairs.slice(i, i + 64).map((p, j) => store.recordFailure(p.kind, p.target, `t${i + j}`, 'boom', 'target')),
+      );
+    }
+  };
+  const by = { by: 'bench@127.0.0.1' };
+  await fill();
+  let next = 0;
+  let t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      for (let p = pairs[next++]; p; p = pairs[next++]) await store.clearCooldown(p.kind, p.target, by);
+    }),
+  );
+  const perStore = performance.now() - t0;
+  await fill();
+  t0 = performance.now();
+  const audit = { who: 'bench', client: '127.0.0.1', action: 'cooldowns.reset', route: 'DELETE /bench' };
+  const done = await store.bulk.resetCooldowns(pairs, { ...by, audit });
+  const chunked = performance.now() - t0;
+  if (done.filter(Boolean).length !== stores) throw new Error('the bulk reset missed stores');
+  await store.close();
+  await kv.deletePrefix(`${prefix}/`);
+  await kv.close();
+  return { perStore, chunked };
+}
+
+/**
  * A queue drained by 24 claimers, spread over `instances` stores (masters) or all on one, each
  * store fed by its own queue watch as a master's is: masters can race each other for a task,
  * which one instance's claimers never do, and batch fewer claims per transaction. Counts claim
@@ -183,7 +222,7 @@ async function drain(
 const given = process.env.ETCD_ENDPOINTS?.split(',').filter(Boolean);
 const etcd = given ? undefined : await startEtcd();
 const endpoints = given ?? [etcd!.clientUrl];
-// `tsx bench/core.bench.ts cooldown drain` runs only those cases (lifecycle, cooldown, drain).
+// `tsx bench/core.bench.ts cooldown drain` runs only those cases (lifecycle, cooldown, bulk, drain).
 const only = new Set(process.argv.slice(2));
 const runs = (name: string): boolean => only.size === 0 || only.has(name);
 try {
@@ -207,6 +246,16 @@ try {
     console.log('|---|---:|---:|---:|---:|');
     console.log(`| | ${cd.counted}/64 | ${cd.conflicts} | ${cd.p50.toFixed(1)} | ${cd.p99.toFixed(1)} |`);
     if (cd.counted !== 64) process.exitCode = 1;
+  }
+  if (runs('bulk')) {
+    // A warm-up round first: the JIT's and the client's start-up are not the comparison.
+    await bulkReset(endpoints, 200);
+    const b = await bulkReset(endpoints, 1000);
+    console.log('');
+    console.log('| bulk reset of 1,000 cooldown records | ms |');
+    console.log('|---|---:|');
+    console.log(`| one transaction per store, 16 in flight (before the audit trail) | ${b.perStore.toFixed(0)} |`);
+    console.log(`| 50 stores a transaction, one audit entry counted in each | ${b.chunked.toFixed(0)} |`);
   }
   if (runs('drain')) {
     // Whichever layout runs first pays for the JIT's warm-up (it moved the ratio by a third), so

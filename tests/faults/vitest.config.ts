@@ -6,7 +6,13 @@ import { defineConfig } from 'vitest/config';
  * cores alone) and run two at a time after them: each file starts its own etcd cluster, daemons
  * and prefix on free ports, so they share nothing but the cores.
  */
-const busy = ['src/contention.e2e.test.ts', 'src/load.e2e.test.ts', 'src/security.e2e.test.ts', 'src/tls.e2e.test.ts'];
+const busy = [
+  'src/audit.e2e.test.ts',
+  'src/contention.e2e.test.ts',
+  'src/load.e2e.test.ts',
+  'src/security.e2e.test.ts',
+  'src/tls.e2e.test.ts',
+];
 
 export default defineConfig({
   test: {

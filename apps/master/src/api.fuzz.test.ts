@@ -18,6 +18,7 @@
  */
 import { Buffer } from 'node:buffer';
 import {
+  AuditEntrySchema,
   type KeyValue,
   MasterInfoSchema,
   ParkRecordSchema,
@@ -383,6 +384,11 @@ function storedProblem(prefix: string, kv: KeyValue): string | undefined {
       return parts.length === 3 && e.kind === parts[0] && hexTarget(parts[1]) === e.target && e.id === parts[2]
         ? undefined
         : bad('timeline event stored under another kind, target or id');
+    }
+    case 'audit': {
+      const e = parseJson(AuditEntrySchema, kv.value);
+      if (!e) return bad('stored audit entry fails AuditEntrySchema');
+      return parts.length === 1 && e.id === parts[0] ? undefined : bad('audit entry stored under another id');
     }
     case 'held':
       return parts.length === 3 && isKind(parts[0]) && hexTarget(parts[1]) && TaskId.safeParse(parts[2]).success

@@ -170,6 +170,7 @@ describe('HTTP API', () => {
     expect(doc).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
+        '/api/v1/audit',
         '/api/v1/cluster',
         '/api/v1/events',
         '/api/v1/masters',

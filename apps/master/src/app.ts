@@ -6,6 +6,7 @@ import { limitMutationBodies } from './http/body-limit.js';
 import type { AppEnv } from './http/context.js';
 import { errorHandler, invalidRequest, notFound } from './http/errors.js';
 import { httpMetrics } from './http/http-metrics.js';
+import { auditRoutes } from './routes/audit.js';
 import { clusterRoutes } from './routes/cluster.js';
 import { cooldownDetailRoutes } from './routes/cooldown-detail.js';
 import { cooldownRoutes } from './routes/cooldowns.js';
@@ -55,7 +56,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     }),
   );
 
-  app.route('/', taskRoutes({ store, metrics, lists: taskLists, runs }));
+  app.route('/', taskRoutes({ store, metrics, lists: taskLists, runs, logger }));
   const policy = deps.policy ?? store.policy;
   app.route('/', cooldownRoutes({ store, clock, logger, metrics, events, probe }));
   app.route('/', cooldownDetailRoutes({ store, clock, policy, runs }));
@@ -63,6 +64,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', storeRoutes({ store, clock }));
   app.route('/', fleetRoutes({ store, workers: deps.workers, features }));
   app.route('/', clusterRoutes({ store, logger, features }));
+  app.route('/', auditRoutes({ store }));
   app.route('/', eventRoutes({ hub: events, clock, masterId: store.masterId }));
   app.route('/', healthRoutes({ store, kv, clock }));
   app.route('/', metricsRoutes({ store, metrics, hub: events, clock, runs }));

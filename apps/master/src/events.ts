@@ -1,4 +1,5 @@
 import {
+  AuditEntrySchema,
   type Clock,
   type CooldownPolicy,
   type KeyValue,
@@ -19,7 +20,7 @@ import {
 } from '@maintd/core';
 // The events' shapes are part of the API's route definitions (the OpenAPI document's event
 // payload components), so that the document and the stream cannot drift apart.
-import { type MaintdEvent, timelineEventView } from '@maintd/scheduler/api';
+import { type MaintdEvent, auditEntryView, timelineEventView } from '@maintd/scheduler/api';
 import type { Logger } from 'pino';
 import { CooldownIndex } from './cooldown-index.js';
 import { TaskWatch } from './task-watch.js';
@@ -32,7 +33,7 @@ const TASK_WATCH_WAIT_MS = 2000;
 const LOAD_PAGE = 1000;
 
 /**
- * Fans task, cooldown, park and timeline changes out to subscribers, from one etcd watch per
+ * Fans task, cooldown, park, timeline and audit changes out to subscribers, from one etcd watch per
  * prefix per process (not one per client), and keeps the {@link CooldownIndex} of cooldown
  * records and parks current from the same watches. Re-opens its watches after a failure, each from the last
  * revision it saw, so a brief etcd outage loses no event; a watch that can no longer resume (its
@@ -155,6 +156,7 @@ export class EventHub {
     const cool = this.#keys.cooldownPrefix();
     const parked = this.#keys.parkedPrefix();
     const timeline = this.#keys.timelinePrefix();
+    const audit = this.#keys.auditPrefix;
     while (!this.#stop.signal.aborted) {
       const dead = new AbortController();
       try {
@@ -178,6 +180,8 @@ export class EventHub {
         this.#watches.push(
           await this.#kv.watch(timeline, (events) => this.#onTimeline(timeline, events), opts(timeline)),
         );
+        // The same for the audit trail (docs/ARCHITECTURE.md §2.9).
+        this.#watches.push(await this.#kv.watch(audit, (events) => this.#onAudit(audit, events), opts(audit)));
         this.#live = true;
         this.#generation++;
         // Either may have fired while the watches were being opened.
@@ -270,6 +274,19 @@ export class EventHub {
       // without it); one that does not parse at all is left out, as the lists leave it out.
       if (parsed.success)
         this.#emit({ type: 'timeline', revision: e.modRevision, event: timelineEventView(parsed.data) });
+    }
+  }
+
+  /**
+   * An `audit` event per entry written, a bulk action's again as its count grows. Deletions are
+   * prunes, not news. Nothing is decoded while nobody streams.
+   */
+  #onAudit(prefix: string, events: readonly WatchEvent[]): void {
+    for (const e of events) {
+      this.#resume.set(prefix, e.modRevision + 1);
+      if (e.type === 'delete' || this.#listeners.size === 0) continue;
+      const parsed = AuditEntrySchema.safeParse(safeJson(e.value));
+      if (parsed.success) this.#emit({ type: 'audit', revision: e.modRevision, entry: auditEntryView(parsed.data) });
     }
   }
 

@@ -1,5 +1,16 @@
 export { whenAborted } from './abort.js';
 export {
+  AUDIT_ACTIONS,
+  AUDIT_ACTION_PATTERN,
+  type AuditAction,
+  type AuditEntry,
+  AuditEntrySchema,
+  type AuditFilter,
+  AuditFilterSchema,
+  type AuditIntent,
+  encodeAuditEntry,
+} from './audit.js';
+export {
   CLUSTER_CHECK_MS,
   type ClusterRecord,
   ClusterRecordSchema,
@@ -121,6 +132,11 @@ export {
 } from './session.js';
 export {
   type Actor,
+  type AuditFields,
+  type AuditPage,
+  type AuditQuery,
+  type AuditTrail,
+  type BulkActions,
   type Claim,
   type ClaimOptions,
   type ClusterStore,
@@ -132,6 +148,7 @@ export {
   type FinishResult,
   type HeldLock,
   type ListTasksQuery,
+  type Pair,
   type ParkOptions,
   type RecordFailureResult,
   type RecoveryResult,

@@ -65,6 +65,10 @@ export interface Keys {
   held(kind: TaskKind, target: string, id: string): string;
   /** `P/held/<kind>/<hex>/` (one pair's held tasks), or `P/held/` for every pair. */
   heldPrefix(kind?: TaskKind, target?: string): string;
+  /** `P/audit/<id>`: one entry of the audit trail; ids are UUIDv7, so key order is time order. */
+  audit(id: string): string;
+  /** `P/audit/`. */
+  readonly auditPrefix: string;
   /** `P/stats/<hex>`: the store’s aggregated stats row. */
   stats(target: string): string;
   /** `P/stats/`. */
@@ -119,6 +123,8 @@ export function keysFor(prefix = DEFAULT_PREFIX): Keys {
     timelinePrefix: (kind, target) => pairPrefix(`${p}/timeline/`, kind, target),
     held: (kind, target, id) => `${p}/held/${kind}/${targetHex(target)}/${id}`,
     heldPrefix: (kind, target) => pairPrefix(`${p}/held/`, kind, target),
+    audit: (id) => `${p}/audit/${id}`,
+    auditPrefix: `${p}/audit/`,
     stats: (target) => `${p}/stats/${targetHex(target)}`,
     statsPrefix: `${p}/stats/`,
     // Hex like a target: an endpoint is a URL, whose slashes must not nest keys.

@@ -14,6 +14,8 @@ import type {
 import type { Session } from './session.js';
 import type { Claim, ClaimOptions } from './store/claimer.js';
 import type { Actor } from './store/cooldown-store.js';
+import type { AuditTrail } from './store/audit-store.js';
+import type { BulkActions } from './store/bulk-actions.js';
 import { resumeLapsed } from './store/held.js';
 import type { Timelines } from './store/timeline-store.js';
 import type { ClusterStore } from './store/cluster-store.js';
@@ -27,7 +29,9 @@ import type { StoreParts } from './store/parts.js';
 import type { TaskStoreOptions } from './store/store-options.js';
 
 export type { Claim, ClaimOptions } from './store/claimer.js';
-export type { Actor } from './store/cooldown-store.js';
+export type { Actor, Pair } from './store/cooldown-store.js';
+export type { AuditFields, AuditPage, AuditQuery, AuditTrail } from './store/audit-store.js';
+export type { BulkActions } from './store/bulk-actions.js';
 export type { ClusterStore } from './store/cluster-store.js';
 export type { CooldownRead, RecordFailureResult } from './store/cooldown-store.js';
 export type { HeldLock } from './store/coordination.js';
@@ -62,6 +66,10 @@ export class TaskStore {
   readonly cluster: ClusterStore;
   /** Each (kind, target)'s timeline (docs/ARCHITECTURE.md §2.7): its events, and the fleet-wide prune. */
   readonly timelines: Timelines;
+  /** The audit trail of operator actions (docs/ARCHITECTURE.md §2.9): its pages, and its prune. */
+  readonly audit: AuditTrail;
+  /** Operator actions over many stores at once, each action one audit entry (docs/ARCHITECTURE.md §2.9). */
+  readonly bulk: BulkActions;
   readonly #parts: StoreParts;
   readonly #recoveredOnOpen: RecoveryResult;
 
@@ -72,22 +80,18 @@ export class TaskStore {
     this.policy = opened.policy;
     this.cluster = opened.parts.cluster;
     this.timelines = opened.parts.timeline;
+    this.audit = opened.parts.audit;
+    this.bulk = opened.parts.bulk;
     this.#parts = opened.parts;
     this.#recoveredOnOpen = opened.recovered;
   }
 
-  /**
-   * Opens a session, registers, recovers orphaned tasks and prunes history when it may hold something to prune (counts
-   * first: a history within its limits is not read).
-   */
+  /** Opens a session, registers, recovers orphaned tasks and prunes history if it may hold something to prune. */
   static async open(options: TaskStoreOptions): Promise<TaskStore> {
     return new TaskStore(await openStore(options), options.masterId);
   }
 
-  /**
-   * What {@link TaskStore.open} recovered: the tasks of dead masters it requeued or failed before this store was handed
-   * out (the scheduler logs them when it starts).
-   */
+  /** What {@link TaskStore.open} recovered (dead masters' tasks it requeued or failed): the scheduler logs it. */
   get recoveredOnOpen(): RecoveryResult {
     return this.#recoveredOnOpen;
   }
@@ -202,7 +206,7 @@ export class TaskStore {
     return this.#parts.cooldowns.clearCooldown(kind, target, actor);
   }
 
-  /** Resets every cooldown record (of one kind, or all) as {@link TaskStore.clearCooldown} does; returns how many. */
+  /** Resets every cooldown record (of one kind, or all) as {@link TaskStore.bulk} does; returns how many. */
   clearCooldowns(kind?: TaskKind, actor?: Actor): Promise<number> {
     return this.#parts.cooldowns.clearCooldowns(kind, actor);
   }

@@ -73,6 +73,13 @@ export interface Config {
     /** TASK_TIMELINE_TTL_SECS, default 2592000 (30 days); 0 = count cap only. */
     readonly timelineTtlSecs: number;
   };
+  /** The audit trail's bounds (docs/ARCHITECTURE.md §2.9). */
+  readonly audit: {
+    /** AUDIT_LIMIT, default 10000: entries kept. */
+    readonly limit: number;
+    /** AUDIT_TTL_SECS, default 7776000 (90 days); 0 = count cap only. */
+    readonly ttlSecs: number;
+  };
   /** TASK_COOLDOWN_*: the failure-cooldown policy. */
   readonly cooldown: CooldownPolicy;
   /** SHUTDOWN_GRACE_SECS, default 30: how long running tasks may finish on SIGTERM. */

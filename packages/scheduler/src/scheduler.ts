@@ -14,6 +14,7 @@ import { SCAN_JOB, type ScanSummary, scanOnce } from './scheduler/stats-scan.js'
 import { type SweepSummary, statsExistGate, sweepOnce } from './scheduler/sweep.js';
 import { runTask } from './scheduler/task-run.js';
 import { timelinePruneJob } from './scheduler/timeline-prune.js';
+import { auditPruneJob } from './scheduler/audit-prune.js';
 import { type WorkerStatus, workerStatus } from './scheduler/worker-status.js';
 import { createStoreOutageLog } from './store-outage.js';
 
@@ -70,6 +71,7 @@ export class Scheduler {
     const jobs: PeriodicJob[] = [
       { name: SCAN_JOB, intervalSecs: intervals.statsScanSecs, run: () => this.scanOnce() },
       timelinePruneJob(this.#ctx),
+      auditPruneJob(this.#ctx),
     ];
     const statsExist = statsExistGate(this.#d.store, this.#d.logger);
     const registry = registryOf(this.#d);

@@ -74,6 +74,8 @@ const DOCUMENTED = [
   'TASK_HISTORY_TTL_SECS',
   'TASK_TIMELINE_LIMIT',
   'TASK_TIMELINE_TTL_SECS',
+  'AUDIT_LIMIT',
+  'AUDIT_TTL_SECS',
   'TASK_COOLDOWN_AFTER_FAILURES',
   'TASK_COOLDOWN_BASE_SECS',
   'TASK_COOLDOWN_MAX_SECS',
@@ -116,6 +118,7 @@ describe('loadConfig defaults', () => {
       },
       pools: { taskConcurrency: 4, own: { merge: 4 } },
       tasks: { maxAttempts: 5, historyLimit: 1000, historyTtlSecs: 86400, timelineLimit: 50, timelineTtlSecs: 2592000 },
+      audit: { limit: 10000, ttlSecs: 7776000 },
       cooldown: {
         afterFailures: 3,
         baseSecs: 600,

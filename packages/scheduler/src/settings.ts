@@ -159,6 +159,13 @@ const shape = {
         'Age at which timeline events are deleted, so a store that stopped failing leaves nothing behind; 0 = only TASK_TIMELINE_LIMIT applies.',
     },
   ),
+  AUDIT_LIMIT: setting(wholeNumber(1), String(DEFAULT_STORE_OPTIONS.auditLimit), {
+    description:
+      'Entries kept in the audit trail of operator actions (enqueues, parks, resets, releases, cluster changes); the oldest beyond it are deleted.',
+  }),
+  AUDIT_TTL_SECS: setting(wholeNumber(0, Number.MAX_SAFE_INTEGER, 'secs'), String(DEFAULT_STORE_OPTIONS.auditTtlSecs), {
+    description: 'Age at which audit entries are deleted (90 days by default); 0 = only AUDIT_LIMIT applies.',
+  }),
   TASK_COOLDOWN_AFTER_FAILURES: setting(wholeNumber(0), String(DEFAULT_COOLDOWN_POLICY.afterFailures), {
     description:
       'Consecutive failures of a (kind, store) before sweeps skip it for a window; 0 disables cooldowns, windows already open included.',
@@ -369,6 +376,7 @@ function toConfig(s: Resolved): Config {
       timelineLimit: s.TASK_TIMELINE_LIMIT,
       timelineTtlSecs: s.TASK_TIMELINE_TTL_SECS,
     },
+    audit: { limit: s.AUDIT_LIMIT, ttlSecs: s.AUDIT_TTL_SECS },
     cooldown,
     shutdownGraceSecs: s.SHUTDOWN_GRACE_SECS,
     logLevel: s.LOG_LEVEL,

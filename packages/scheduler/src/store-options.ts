@@ -36,6 +36,8 @@ export function storeOptions(
     historyTtlSecs: config.tasks.historyTtlSecs,
     timelineLimit: config.tasks.timelineLimit,
     timelineTtlSecs: config.tasks.timelineTtlSecs,
+    auditLimit: config.audit.limit,
+    auditTtlSecs: config.audit.ttlSecs,
     cooldown: config.cooldown,
     info: { ...deps.info, kinds: [...kindNames(deps.kinds)], features: [...featureNames(deps.features)] },
     ...(deps.onSessionEvent ? { onSessionEvent: deps.onSessionEvent } : {}),

@@ -2,6 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type TaskStore, clusterView } from '@maintd/core';
 import { clusterBody, patchClusterRoute } from '@maintd/scheduler/api';
 import type { Logger } from 'pino';
+import { auditIntent } from '../http/audit-intent.js';
 import { type AppEnv, operatorOf } from '../http/context.js';
 import { createRouter } from '../http/router.js';
 
@@ -19,7 +20,8 @@ export function clusterRoutes(deps: {
   return createRouter().openapi(patchClusterRoute, async (c) => {
     const { preserve_downgrade } = c.req.valid('json');
     const by = operatorOf(c);
-    const record = await store.cluster.setPreserveDowngrade(preserve_downgrade, by);
+    const audit = auditIntent(c, patchClusterRoute, 'cluster.update', logger);
+    const record = await store.cluster.setPreserveDowngrade(preserve_downgrade, by, audit);
     logger.info(
       { preserve_downgrade, by },
       preserve_downgrade

@@ -1,5 +1,4 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import pMap from 'p-map';
 import {
   type Clock,
   type ParkRecord,
@@ -22,17 +21,12 @@ import {
 import type { Logger } from 'pino';
 import { CooldownIndex, type CooldownSelection, LOCAL_REVISION, type SelectedEntry } from '../cooldown-index.js';
 import type { EventHub } from '../events.js';
+import { auditIntent } from '../http/audit-intent.js';
 import { type AppEnv, operatorOf } from '../http/context.js';
 import { sendJson } from '../http/json-bytes.js';
 import { nextLinks } from '../http/next-link.js';
 import { createRouter } from '../http/router.js';
 import type { StoreProbe } from '../store-probe.js';
-
-/**
- * Per-store writes a bulk action keeps in flight: enough for the store's group commit to batch
- * them into few transactions, few enough not to crowd out the scheduler's own.
- */
-const BULK_CONCURRENCY = 16;
 
 /** A park's end from its request: absent is until released; one not in the future is refused. */
 function parkUntil(until: string | undefined, now: number): number | null {
@@ -97,6 +91,12 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
     const logged = { kind: filter.kind ?? 'all', state: filter.state ?? 'any', q: filter.q, count: matches.length };
     return { matches, logged };
   };
+  /** A bulk action's filter as its audit entry keeps it: the parameters given, no others. */
+  const auditFilter = (filter: CooldownSelection): { kind?: string; state?: string; q?: string } => ({
+    ...(filter.kind !== undefined ? { kind: filter.kind } : {}),
+    ...(filter.state !== undefined ? { state: filter.state } : {}),
+    ...(filter.q !== undefined ? { q: filter.q } : {}),
+  });
 
   return createRouter()
     .openapi(listCooldownsRoute, async (c) => {
@@ -133,7 +133,8 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
       const now = clock.now();
       const untilMs = parkUntil(body.until, now);
       const by = operatorOf(c);
-      const park: ParkRecord = await store.park(kind, target, { reason: body.reason, by, untilMs });
+      const audit = auditIntent(c, parkRoute, 'cooldown.park', logger);
+      const park: ParkRecord = await store.park(kind, target, { reason: body.reason, by, untilMs, audit });
       const cooldown: TaskCooldown | undefined = await store.getCooldown(kind, target);
       // This master's next read shows the park even before its watch reports it.
       hub?.cooldowns.applyPark(kind, target, park, LOCAL_REVISION);
@@ -142,10 +143,11 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
     })
     .openapi(resetCooldownRoute, async (c) => {
       const { kind, target } = c.req.valid('param');
-      const by = { by: operatorOf(c) };
+      const by = operatorOf(c);
+      // Two transactions, each with the audit entry of what it committed.
       const [cleared, released] = await Promise.all([
-        store.clearCooldown(kind, target, by),
-        store.unpark(kind, target, by),
+        store.clearCooldown(kind, target, { by, audit: auditIntent(c, resetCooldownRoute, 'cooldown.reset', logger) }),
+        store.unpark(kind, target, { by, audit: auditIntent(c, resetCooldownRoute, 'cooldown.release', logger) }),
       ]);
       if (!cleared && !released) {
         return c.json({ error: `no cooldown or park for ${kind} '${target}'` }, 404);
@@ -153,11 +155,11 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
       if (cleared) {
         hub?.cooldowns.applyCooldown(kind, target, undefined, LOCAL_REVISION);
         metrics.cooldownCleared.inc({ kind, reason: 'operator' });
-        logger.info({ kind, target, by: by.by }, 'cooldown reset by operator');
+        logger.info({ kind, target, by }, 'cooldown reset by operator');
       }
       if (released) {
         hub?.cooldowns.applyPark(kind, target, undefined, LOCAL_REVISION);
-        logger.info({ kind, target, by: by.by }, 'target released by operator');
+        logger.info({ kind, target, by }, 'target released by operator');
       }
       return c.json({ deleted: Number(cleared) + Number(released) }, 200);
     })
@@ -168,15 +170,16 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
       const { matches, logged } = await select(filter);
       if (dryRun) return c.json(bulkResult(matches, true, 0), 200);
       const by = operatorOf(c);
-      // Each park is its own transaction with its own timeline event, as a single park is.
-      const parked = await pMap(
-        matches,
-        async ({ view }) => {
-          const park = await store.park(view.kind, view.target, { reason: body.reason, by, untilMs });
-          // This master's next read shows the park even before its watch reports it.
-          hub?.cooldowns.applyPark(view.kind, view.target, park, LOCAL_REVISION);
-        },
-        { concurrency: BULK_CONCURRENCY },
+      const audit = auditIntent(c, parkTargetsRoute, 'cooldowns.park', logger, {
+        filter: auditFilter(filter),
+        matched: matches.length,
+      });
+      // Each park with its own timeline event, as a single park; the action one audit entry.
+      const parked = await store.bulk.park(
+        matches.map(({ view }) => ({ kind: view.kind, target: view.target })),
+        { reason: body.reason, by, untilMs, audit },
+        // This master's next read shows the park even before its watch reports it.
+        (park) => hub?.cooldowns.applyPark(park.kind, park.target, park, LOCAL_REVISION),
       );
       const done = parked.length;
       logger.info({ ...logged, done, reason: body.reason, by, until_ms: untilMs }, 'targets parked by operator');
@@ -189,21 +192,21 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
       const matches = selected.matches.filter((m) => m.hasRecord);
       const logged = { ...selected.logged, count: matches.length };
       if (dryRun) return c.json({ ...bulkResult(matches, true, 0), deleted: 0 }, 200);
-      const by = { by: operatorOf(c) };
-      const cleared = await pMap(
-        matches,
-        async ({ view }) => {
-          const reset = await store.clearCooldown(view.kind, view.target, by);
-          if (reset) {
-            hub?.cooldowns.applyCooldown(view.kind, view.target, undefined, LOCAL_REVISION);
-            metrics.cooldownCleared.inc({ kind: view.kind, reason: 'operator' });
-          }
-          return reset;
+      const by = operatorOf(c);
+      const audit = auditIntent(c, resetCooldownsRoute, 'cooldowns.reset', logger, {
+        filter: auditFilter(filter),
+        matched: matches.length,
+      });
+      const cleared = await store.bulk.resetCooldowns(
+        matches.map(({ view }) => ({ kind: view.kind, target: view.target })),
+        { by, audit },
+        (pair) => {
+          hub?.cooldowns.applyCooldown(pair.kind, pair.target, undefined, LOCAL_REVISION);
+          metrics.cooldownCleared.inc({ kind: pair.kind, reason: 'operator' });
         },
-        { concurrency: BULK_CONCURRENCY },
       );
       const done = cleared.filter(Boolean).length;
-      logger.info({ ...logged, done, by: by.by }, 'cooldowns reset by operator');
+      logger.info({ ...logged, done, by }, 'cooldowns reset by operator');
       return c.json({ ...bulkResult(matches, false, done), deleted: done }, 200);
     });
 }

@@ -2,6 +2,8 @@ import { type ListTasksQuery, type TaskKind, type TaskStore, ValidationError } f
 import type { Metrics } from '@maintd/scheduler';
 import { enqueueRoute, getTaskRoute, listTasksRoute } from '@maintd/scheduler/api';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Logger } from 'pino';
+import { auditIntent } from '../http/audit-intent.js';
 import { type AppEnv, operatorOf } from '../http/context.js';
 import { sendJson } from '../http/json-bytes.js';
 import { nextLinks } from '../http/next-link.js';
@@ -15,8 +17,9 @@ export function taskRoutes(deps: {
   readonly lists: TaskLists;
   /** The kinds this master runs: the only ones it accepts at enqueue. */
   readonly runs: readonly TaskKind[];
+  readonly logger: Logger;
 }): OpenAPIHono<AppEnv> {
-  const { store, metrics, lists, runs } = deps;
+  const { store, metrics, lists, runs, logger } = deps;
   const withNextLink = nextLinks();
   return createRouter()
     .openapi(enqueueRoute, async (c) => {
@@ -35,6 +38,8 @@ export function taskRoutes(deps: {
           source: 'manual',
           // Who asked: the task's `manual_run` timeline event names them.
           by: operatorOf(c),
+          // Recorded in the transaction that queues it (none on a dedupe hit: nothing commits).
+          audit: auditIntent(c, enqueueRoute, 'task.enqueue', logger),
           ...(body.depends_on ? { dependsOn: body.depends_on } : {}),
         })
         .finally(() => lists.clear());

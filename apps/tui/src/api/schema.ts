@@ -204,6 +204,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/audit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read the audit trail, newest first
+     * @description Every operator action that committed — a manual enqueue, a park, a reset, a release, a bulk park or reset, a cluster change — one entry each, written in the very transaction of the mutation (an action that committed nothing has none), newest first, filtered by `who`, `action`, `kind` and `target` (all must match). A bulk action is one entry whose `count` is exactly the stores it committed. Read from the store; bounded by AUDIT_LIMIT and AUDIT_TTL_SECS. Actions taken through a master older than this route are not recorded. Paged: while more items follow, the `Link` header holds the URL of the next page (`<…>; rel="next"`, RFC 8288); it is absent on the last page.
+     */
+    get: operations['listAudit'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/events': {
     parameters: {
       query?: never;
@@ -212,8 +232,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Stream task, cooldown, park and timeline changes
-     * @description Server-sent events from this master's etcd watch of tasks, cooldowns and parks. The stream opens with a `hello` event, then sends one `task`, `task_deleted` or `cooldown` event per change, and one `timeline` event per event added to a store's timeline, (`id:` is the etcd revision) and a `: keepalive` comment after 15 seconds without one. A client more than 1000 events behind gets an `overflow` event and the stream ends: reconnect and re-read the lists. Events carry no history: read the lists after `hello` to start from a consistent view.
+     * Stream task, cooldown, park, timeline and audit changes
+     * @description Server-sent events from this master's etcd watch of tasks, cooldowns and parks. The stream opens with a `hello` event, then sends one `task`, `task_deleted` or `cooldown` event per change, one `timeline` event per event added to a store's timeline, and one `audit` event per audit entry written (a bulk action's again as its count grows) (`id:` is the etcd revision) and a `: keepalive` comment after 15 seconds without one. A client more than 1000 events behind gets an `overflow` event and the stream ends: reconnect and re-read the lists. Events carry no history: read the lists after `hello` to start from a consistent view.
      */
     get: operations['streamEvents'];
     put?: never;
@@ -651,6 +671,72 @@ export interface components {
       /** @description Stores the worker reported in its latest successful scan (a count) */
       stores: number;
     };
+    /** @description One page of the audit trail */
+    AuditPage: {
+      /** @description The page, newest first */
+      entries: components['schemas']['AuditEntry'][];
+      /** @description Pass as `cursor` to read the next page (the `Link` header says the same); null on the last page */
+      next_cursor: string | null;
+    };
+    /** @description One operator action that committed: `who` (a token’s name, never the token), `client`, `at`, `action`, `route`, what it named (`kind`, `target`, `task_id`, or a bulk action’s `filter`), `outcome`, and for a bulk action `count` (exactly the stores it committed) and `matched`. A client shows an `action` or `outcome` it does not know as it is, and keeps fields it does not know */
+    AuditEntry: {
+      /**
+       * Format: uuid
+       * @description Entry id: a UUIDv7 minted when it committed, so key order is time order
+       */
+      id: string;
+      /** @description When the action committed (a bulk action: when it began), in milliseconds since the Unix epoch */
+      at_ms: number;
+      /** @description Who: the name of the token that authenticated the request (`default` is MASTER_API_TOKEN), or `anonymous` when mutations need no token (loopback clients while none is configured). Never the token itself */
+      who: string;
+      /** @description The client address the request came from */
+      client: string;
+      /** @description What was done: `task.enqueue`, `cooldown.park`, `cooldowns.park` (bulk), `cooldown.reset`, `cooldowns.reset` (bulk), `cooldown.release`, `cluster.update`. Other values come from a newer release: show them as they are */
+      action: string;
+      /** @description The API route: method and path template, e.g. `DELETE /api/v1/scheduler/cooldowns/{kind}/{target}` */
+      route: string;
+      /** @description The kind it named (one pair, or a task) */
+      kind?: string;
+      /** @description The store it named (one pair, or a task) */
+      target?: string;
+      /** @description The task it queued or promoted */
+      task_id?: string;
+      /** @description A bulk action's filter */
+      filter?: {
+        /** @description The kind the bulk action was narrowed to */
+        kind?: string;
+        /** @description The state filter (absent: every state) */
+        state?: string;
+        /** @description The search text */
+        q?: string;
+      } & {
+        [key: string]: unknown;
+      };
+      /** @description Why (a park): the operator’s words */
+      reason?: string;
+      /** @description A park’s end (null: until released), in milliseconds since the Unix epoch */
+      until_ms?: number | null;
+      /** @description What committed: `queued` (a new task), `promoted` (a held task queued again as a manual one), `parked`, `reset`, `released`, `preserve_downgrade_set`, `preserve_downgrade_cleared` */
+      outcome: string;
+      /** @description A bulk action: how many stores it committed, exactly (updated in the transaction of each) */
+      count?: number;
+      /** @description A bulk action: how many entries its filter matched */
+      matched?: number;
+      /** @description The master that served the request */
+      master_id: string;
+      /**
+       * Format: date-time
+       * @description `at_ms` as an ISO 8601 UTC timestamp
+       */
+      at: string;
+      /**
+       * Format: date-time
+       * @description `until_ms` as an ISO 8601 UTC timestamp; null where `until_ms` is null, absent where it is
+       */
+      until?: string | null;
+    } & {
+      [key: string]: unknown;
+    };
     /** @description One server-sent event, as its fields: `event`, `id` (change events only) and `data`, sent JSON-encoded on one `data:` line. The stream is a sequence of these, plus `: keepalive` comment lines. */
     EventMessage:
       | {
@@ -708,6 +794,16 @@ export interface components {
           /** @description The SSE `id:` field: the etcd revision of the change, in decimal */
           id: string;
           data: components['schemas']['TimelineStreamEvent'];
+        }
+      | {
+          /**
+           * @description The SSE `event:` field
+           * @enum {string}
+           */
+          event: 'audit';
+          /** @description The SSE `id:` field: the etcd revision of the change, in decimal */
+          id: string;
+          data: components['schemas']['AuditStreamEvent'];
         };
     /** @description The stream is open: every change from now on is sent */
     HelloEvent: {
@@ -768,6 +864,17 @@ export interface components {
       /** @description The etcd revision of the change (also the SSE `id`); it only grows */
       revision: number;
       event: components['schemas']['TimelineEvent'];
+    };
+    /** @description An entry written to the audit trail, as `GET /api/v1/audit` serves it: an operator action committed. A bulk action's entry is sent again each time its `count` grows (same `id`): a client keeps the latest per `id` */
+    AuditStreamEvent: {
+      /**
+       * @description An operator action was recorded in the audit trail
+       * @enum {string}
+       */
+      type: 'audit';
+      /** @description The etcd revision of the change (also the SSE `id`); it only grows */
+      revision: number;
+      entry: components['schemas']['AuditEntry'];
     };
     /** @description The process is alive */
     Health: {
@@ -1653,6 +1760,68 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['WorkerList'];
+        };
+      };
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listAudit: {
+    parameters: {
+      query?: {
+        /** @description Only this token's name (or `anonymous`) */
+        who?: string;
+        /** @description Only this action, e.g. `cooldowns.reset` */
+        action?: string;
+        /** @description Only actions that named this kind (a bulk action: its filter’s kind) */
+        kind?: string;
+        /** @description Only actions that named this store */
+        target?: string;
+        /** @description Page size (items): 1–200, default 50 */
+        limit?: number;
+        /** @description `next_cursor` of the previous page: only entries older than this one */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of the audit trail */
+      200: {
+        headers: {
+          /** @description The URL (path and query) of the next page, as `</api/v1/…?…&cursor=…>; rel="next"`; absent on the last page */
+          Link?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuditPage'];
         };
       };
       /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */

@@ -4,6 +4,8 @@ import type { KeyValue } from '../kv/port.js';
 import { carryUnknownFields } from '../model.js';
 import { decode } from './codec.js';
 import type { StoreContext } from './context.js';
+import type { AuditIntent } from '../audit.js';
+import type { AuditStore, AuditWrite } from './audit-store.js';
 
 /** Replacements of the record tried while other masters keep changing it. */
 const CLUSTER_ATTEMPTS = 8;
@@ -15,9 +17,12 @@ const CLUSTER_ATTEMPTS = 8;
  */
 export class ClusterStore {
   readonly #ctx: StoreContext;
+  readonly #audit: AuditStore;
 
-  constructor(ctx: StoreContext) {
+  /** `audit`: where an operator's change is recorded, in its transaction. */
+  constructor(ctx: StoreContext, audit: AuditStore) {
     this.#ctx = ctx;
+    this.#audit = audit;
   }
 
   /** The record; undefined while no master has written one (nothing switched on, nothing held). */
@@ -47,18 +52,32 @@ export class ClusterStore {
     });
   }
 
-  /** Sets or clears `preserve_downgrade`, naming who did it; answers the record as it now stands. */
-  async setPreserveDowngrade(value: boolean, by: string): Promise<ClusterRecord> {
+  /**
+   * Sets or clears `preserve_downgrade`, naming who did it, with `audit`'s entry in the same
+   * transaction (none when it was already so: nothing commits); answers the record as it now stands.
+   */
+  async setPreserveDowngrade(value: boolean, by: string, audit?: AuditIntent): Promise<ClusterRecord> {
     const { clock } = this.#ctx;
-    return this.#update((prev) =>
-      prev.preserve_downgrade === value
-        ? undefined
-        : { ...prev, preserve_downgrade: value, updated_at: clock.now(), updated_by: by },
+    const outcome = value ? 'preserve_downgrade_set' : 'preserve_downgrade_cleared';
+    return this.#update(
+      (prev) =>
+        prev.preserve_downgrade === value
+          ? undefined
+          : { ...prev, preserve_downgrade: value, updated_at: clock.now(), updated_by: by },
+      () => this.#audit.write(audit, { outcome }),
+      (write) => this.#audit.written(write),
     );
   }
 
-  /** Applies `change` to the record by compare-and-swap; `change` answers undefined for no change. */
-  async #update(change: (prev: ClusterRecord) => ClusterRecord | undefined): Promise<ClusterRecord> {
+  /**
+   * Applies `change` to the record by compare-and-swap; `change` answers undefined for no change.
+   * `audit` makes the entry each attempt puts beside the record; `written` hears the one that committed.
+   */
+  async #update(
+    change: (prev: ClusterRecord) => ClusterRecord | undefined,
+    audit?: () => AuditWrite,
+    written?: (write: AuditWrite) => void,
+  ): Promise<ClusterRecord> {
     const { kv, keys } = this.#ctx;
     const key = keys.cluster;
     let found: KeyValue | undefined = await kv.get(key);
@@ -66,12 +85,16 @@ export class ClusterStore {
       const prev = found ? decode(ClusterRecordSchema, found) : EMPTY;
       const next = change(prev);
       if (!next) return prev;
+      const entry = audit?.();
       const res = await kv.txn(
         [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
-        [{ type: 'put', key, value: encodeClusterRecord(carryUnknownFields(prev, next)) }],
+        [{ type: 'put', key, value: encodeClusterRecord(carryUnknownFields(prev, next)) }, ...(entry?.ops ?? [])],
         [{ type: 'get', key }],
       );
-      if (res.succeeded) return next;
+      if (res.succeeded) {
+        if (entry) written?.(entry);
+        return next;
+      }
       const current = res.results[0];
       found = current?.type === 'get' ? current.kv : undefined;
     }

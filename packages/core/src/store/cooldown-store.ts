@@ -1,7 +1,6 @@
-import pMap from 'p-map';
 import { ContentionError } from '../errors.js';
 import { targetFromHex } from '../keys.js';
-import type { KeyValue, Lease } from '../kv/port.js';
+import type { KeyValue, Lease, TxnOp } from '../kv/port.js';
 import {
   type CooldownDecision,
   type CooldownPolicy,
@@ -26,19 +25,30 @@ import type { ParkStore } from './park-store.js';
 import { scan } from './scan.js';
 import type { TimelineStore } from './timeline-store.js';
 import type { TimelineEntry } from '../timeline.js';
+import type { AuditIntent } from '../audit.js';
+import type { AuditStore } from './audit-store.js';
+import { swapInChunks } from './bulk-swap.js';
 
 const COOLDOWN_ATTEMPTS = 64;
 /** Lost CASes retried at once, with the winner's record read by the losing transaction. */
 const IMMEDIATE_RETRIES = 8;
 /** Resets of one record tried while other writers keep changing it. */
 const RESET_ATTEMPTS = 8;
-/** Records reset at once by a bulk reset: the group commit sends them together. */
-const BULK_RESET_CONCURRENCY = 16;
-
-/** Who acted, for an operator's action on the timeline: `<token name>@<client address>`, or the client address. */
+/**
+ * Who acted, for an operator's action: the timeline's `by`, and the audit entry to write in the
+ * action's transaction (docs/ARCHITECTURE.md §2.9), if any.
+ */
 export interface Actor {
   /** Who: `<token name>@<client address>`, or the client address; bounded and sanitised when stored. */
   readonly by: string;
+  /** The request to record in the audit trail, in the transaction of what it commits. */
+  readonly audit?: AuditIntent;
+}
+
+/** One (kind, target) of a bulk action. */
+export interface Pair {
+  readonly kind: TaskKind;
+  readonly target: string;
 }
 
 /**
@@ -120,16 +130,19 @@ export class CooldownStore {
   readonly #committing = new Set<string>();
   readonly #parks: ParkStore;
   readonly #timeline: TimelineStore;
+  readonly #audit: AuditStore;
 
   /**
    * `parks`: read by the fleet guard, which leaves parked targets out of the cooling count.
    * `timeline`: where each counted failure and reset is recorded, in the transaction of its write.
+   * `audit`: where an operator's reset is recorded, in the same transaction.
    */
-  constructor(ctx: StoreContext, policy: CooldownPolicy, parks: ParkStore, timeline: TimelineStore) {
+  constructor(ctx: StoreContext, policy: CooldownPolicy, parks: ParkStore, timeline: TimelineStore, audit: AuditStore) {
     this.#ctx = ctx;
     this.#policy = policy;
     this.#parks = parks;
     this.#timeline = timeline;
+    this.#audit = audit;
   }
 
   /** Where the events of a finish and of the other writers of this record go. */
@@ -282,8 +295,8 @@ export class CooldownStore {
 
   /**
    * An operator's reset of one record: deleted with a `reset` event (who, and the count it
-   * cleared) in one transaction, guarded on the record as read. False, and nothing written, when
-   * there was no record.
+   * cleared) and the actor's audit entry in one transaction, guarded on the record as read.
+   * False, and nothing written, when there was no record.
    */
   async clearCooldown(kind: TaskKind, target: string, actor?: Actor): Promise<boolean> {
     const { kv, keys } = this.#ctx;
@@ -291,20 +304,15 @@ export class CooldownStore {
     let read = cooldownRead(await kv.get(key));
     for (let attempt = 0; attempt < RESET_ATTEMPTS; attempt++) {
       if (read.modRevision === 0) return false;
-      const timeline = this.#timeline.ops(kind, target, [
-        {
-          type: 'reset',
-          ...(read.record ? { failures: read.record.failures } : {}),
-          ...(actor ? { by: actor.by } : {}),
-        },
-      ]);
+      const audit = this.#audit.write(actor?.audit, { kind, target, outcome: 'reset' });
       const res = await kv.txn(
         [{ key, target: 'modRevision', op: '==', value: read.modRevision }],
-        [{ type: 'delete', key }, ...timeline.ops],
+        [...this.#resetOps(kind, target, read, actor), ...audit.ops],
         [{ type: 'get', key }],
       );
       if (res.succeeded) {
         void this.#timeline.afterWrite(kind, target);
+        this.#audit.written(audit);
         return true;
       }
       const current = res.results[0];
@@ -313,21 +321,57 @@ export class CooldownStore {
     throw new ContentionError(`reset of ${kind} '${target}' contended past ${RESET_ATTEMPTS} attempts`);
   }
 
+  /** The deletion of a record as read, and its `reset` event naming the actor. */
+  #resetOps(kind: TaskKind, target: string, read: CooldownRead, actor: Actor | undefined): TxnOp[] {
+    const timeline = this.#timeline.ops(kind, target, [
+      {
+        type: 'reset',
+        ...(read.record ? { failures: read.record.failures } : {}),
+        ...(actor ? { by: actor.by } : {}),
+      },
+    ]);
+    return [{ type: 'delete', key: this.#ctx.keys.cooldown(kind, target) }, ...timeline.ops];
+  }
+
   /**
-   * Resets every record (of one kind, or all), each as {@link CooldownStore.clearCooldown} does,
-   * so each store's timeline says who reset it; returns how many were reset.
+   * Resets the records of `pairs`, each as {@link CooldownStore.clearCooldown} does (its `reset`
+   * event naming the actor), in chunks of up to 50 a transaction, and records the whole action as
+   * one audit entry whose count grows in each chunk's transaction (docs/ARCHITECTURE.md §2.9).
+   * `onReset` hears each pair as its chunk commits. Answers, per pair, whether its record was
+   * reset (false: it had none by then).
    */
+  async resetMany(pairs: readonly Pair[], actor?: Actor, onReset?: (pair: Pair) => void): Promise<boolean[]> {
+    const chain = this.#audit.chain(actor?.audit, { outcome: 'reset' });
+    try {
+      return await swapInChunks(
+        this.#ctx,
+        pairs.map(({ kind, target }) => ({
+          key: this.#ctx.keys.cooldown(kind, target),
+          ops: (found) => (found ? this.#resetOps(kind, target, cooldownRead(found), actor) : undefined),
+        })),
+        chain,
+        (indexes) => {
+          for (const i of indexes) {
+            const pair = pairs[i]!;
+            void this.#timeline.afterWrite(pair.kind, pair.target);
+            onReset?.(pair);
+          }
+        },
+      );
+    } finally {
+      chain?.finish();
+    }
+  }
+
+  /** Resets every record (of one kind, or all) as {@link CooldownStore.resetMany} does; returns how many. */
   async clearCooldowns(kind: TaskKind | undefined, actor?: Actor): Promise<number> {
-    const pairs: { kind: TaskKind; target: string }[] = [];
+    const pairs: Pair[] = [];
     const prefix = this.#ctx.keys.cooldownPrefix();
     for await (const found of scan(this.#ctx.kv, this.#ctx.keys.cooldownPrefix(kind), { keysOnly: true })) {
       const [k, hex] = found.key.slice(prefix.length).split('/');
       if (k !== undefined && hex !== undefined) pairs.push({ kind: k, target: targetFromHex(hex) });
     }
-    const reset = await pMap(pairs, (p) => this.clearCooldown(p.kind, p.target, actor), {
-      concurrency: BULK_RESET_CONCURRENCY,
-    });
-    return reset.filter(Boolean).length;
+    return (await this.resetMany(pairs, actor)).filter(Boolean).length;
   }
 
   async getCooldown(kind: TaskKind, target: string): Promise<TaskCooldown | undefined> {

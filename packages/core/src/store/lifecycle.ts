@@ -25,6 +25,8 @@ import type { QueueMirror } from './queue-mirror.js';
 import { scan } from './scan.js';
 import { resumed } from './held.js';
 import type { TimelineStore } from './timeline-store.js';
+import type { AuditIntent } from '../audit.js';
+import type { AuditStore } from './audit-store.js';
 
 const ENQUEUE_ATTEMPTS = 4;
 /** Finish transactions tried while only the cooldown record changes under them. */
@@ -56,6 +58,11 @@ export interface EnqueueOptions {
   readonly source?: TaskSource;
   /** Who asked, for a manual task: its `manual_run` timeline event names them. */
   readonly by?: string;
+  /**
+   * The request to record in the audit trail, in the transaction that queues the task (or puts
+   * a held one back as a manual task): none on a dedupe hit, which commits nothing.
+   */
+  readonly audit?: AuditIntent;
 }
 
 /** How a task ended. */
@@ -95,6 +102,7 @@ export interface LifecycleParts {
   readonly history: TaskHistory;
   readonly cooldowns: CooldownStore;
   readonly timeline: TimelineStore;
+  readonly audit: AuditStore;
 }
 
 /** A task's way in and out of the queue: enqueue with dedupe, finish, and orphan recovery. */
@@ -137,10 +145,13 @@ export class TaskLifecycle {
       const by = options.by !== undefined ? { by: options.by } : {};
       writes.push(...this.#parts.timeline.ops(kind, target, [{ type: 'manual_run', task_id: task.id, ...by }]).ops);
     }
+    const audit = this.#parts.audit.write(options.audit, { kind, target, task_id: task.id, outcome: 'queued' });
+    writes.push(...audit.ops);
     if (dependsOn.length > 0) {
       const res = await kv.txn([], writes);
       this.#queued(task, res.revision);
       if (manual) void this.#parts.timeline.afterWrite(kind, target);
+      this.#parts.audit.written(audit);
       return { task, created: true };
     }
     const dedupeKey = k.dedupe(kind, target);
@@ -153,6 +164,7 @@ export class TaskLifecycle {
       if (res.succeeded) {
         this.#queued(task, res.revision);
         if (manual) void this.#parts.timeline.afterWrite(kind, target);
+        this.#parts.audit.written(audit);
         return { task, created: true };
       }
       const held = res.results[0]?.type === 'get' ? res.results[0].kv : undefined;
@@ -161,7 +173,7 @@ export class TaskLifecycle {
       const existing = found ? decode(TaskRecordSchema, found) : undefined;
       if (existing && found && existing.state === 'held' && manual) {
         // An operator's run of a parked pair runs the work the park holds, as a manual task.
-        const promoted = await this.#promote(existing, found.modRevision, options.by);
+        const promoted = await this.#promote(existing, found.modRevision, options);
         if (promoted) return { task: promoted, created: false };
         continue;
       }
@@ -179,12 +191,13 @@ export class TaskLifecycle {
    * Puts a held task back in its queue as a manual one, with a `manual_run` event, guarded on
    * its record as read; undefined when it changed meanwhile (the caller reads again).
    */
-  async #promote(task: TaskRecord, modRevision: number, by: string | undefined): Promise<TaskRecord | undefined> {
+  async #promote(task: TaskRecord, modRevision: number, options: EnqueueOptions): Promise<TaskRecord | undefined> {
     const { kv, keys: k } = this.#ctx;
+    const { kind, target, id } = task;
     const next: TaskRecord = { ...resumed(task), source: 'manual' };
-    const timeline = this.#parts.timeline.ops(task.kind, task.target, [
-      { type: 'manual_run', task_id: task.id, ...(by !== undefined ? { by } : {}) },
-    ]);
+    const by = options.by !== undefined ? { by: options.by } : {};
+    const timeline = this.#parts.timeline.ops(kind, target, [{ type: 'manual_run', task_id: id, ...by }]);
+    const audit = this.#parts.audit.write(options.audit, { kind, target, task_id: id, outcome: 'promoted' });
     const res = await kv.txn(
       [{ key: k.task(task.id), target: 'modRevision', op: '==', value: modRevision }],
       [
@@ -192,11 +205,13 @@ export class TaskLifecycle {
         { type: 'put', key: k.queue(task.kind, task.id), value: '' },
         { type: 'delete', key: k.held(task.kind, task.target, task.id) },
         ...timeline.ops,
+        ...audit.ops,
       ],
     );
     if (!res.succeeded) return undefined;
     this.#queued(next, res.revision);
     void this.#parts.timeline.afterWrite(task.kind, task.target);
+    this.#parts.audit.written(audit);
     return next;
   }
 

@@ -16,7 +16,16 @@ import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
 import { RESUME_BATCH, readHeld, resumeOps, resumePair } from './held.js';
 import type { TimelineStore } from './timeline-store.js';
-import type { Actor } from './cooldown-store.js';
+import type { Actor, Pair } from './cooldown-store.js';
+import type { AuditIntent } from '../audit.js';
+import type { AuditFields, AuditStore } from './audit-store.js';
+import { swapInChunks } from './bulk-swap.js';
+import type { KeyValue, TxnOp } from '../kv/port.js';
+
+/** What a park's audit entry names. */
+function auditFields(park: ParkRecord): AuditFields {
+  return { kind: park.kind, target: park.target, reason: park.reason, until_ms: park.until_ms, outcome: 'parked' };
+}
 
 /** Longest `reason` and `by` kept on a park, in code points. */
 const PARK_TEXT_MAX = 512;
@@ -31,6 +40,8 @@ export interface ParkOptions {
   readonly by: string;
   /** When the park lapses by itself (ms since the Unix epoch, in the future); null or absent: until released. */
   readonly untilMs?: number | null;
+  /** The request to record in the audit trail, in the park's transaction (docs/ARCHITECTURE.md §2.9). */
+  readonly audit?: AuditIntent;
 }
 
 /**
@@ -41,16 +52,88 @@ export interface ParkOptions {
 export class ParkStore {
   readonly #ctx: StoreContext;
   readonly #timeline: TimelineStore;
+  readonly #audit: AuditStore;
 
-  /** `timeline`: every park and release is recorded there, in its own transaction. */
-  constructor(ctx: StoreContext, timeline: TimelineStore) {
+  /** `timeline`, `audit`: every park and release is recorded there, in its own transaction. */
+  constructor(ctx: StoreContext, timeline: TimelineStore, audit: AuditStore) {
     this.#ctx = ctx;
     this.#timeline = timeline;
+    this.#audit = audit;
   }
 
   /** Writes (or replaces) the park of (kind, target), stamped with the clock's now. */
   async park(kind: TaskKind, target: string, options: ParkOptions): Promise<ParkRecord> {
-    const { kv, keys, clock } = this.#ctx;
+    const { kv } = this.#ctx;
+    const record = this.#record(kind, target, options);
+    const key = this.#ctx.keys.parked(record.kind, record.target);
+    // A replacement reads the park it replaces and swaps it on its revision: the fields a newer
+    // release wrote in it are kept (docs/ARCHITECTURE.md §2.1), and a park written meanwhile is
+    // not overwritten with the fields of the one read before it.
+    let found = await kv.get(key);
+    for (let attempt = 0; attempt < PARK_ATTEMPTS; attempt++) {
+      const { next, ops } = this.#parkOps(record, found);
+      const audit = this.#audit.write(options.audit, auditFields(record));
+      const res = await kv.txn(
+        [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
+        [...ops, ...audit.ops],
+        [{ type: 'get', key }],
+      );
+      if (res.succeeded) {
+        void this.#timeline.afterWrite(record.kind, record.target);
+        this.#audit.written(audit);
+        return next;
+      }
+      const current = res.results[0];
+      found = current?.type === 'get' ? current.kv : undefined;
+    }
+    throw new ContentionError(`park of ${record.kind} '${record.target}' contended past ${PARK_ATTEMPTS} attempts`);
+  }
+
+  /**
+   * Parks every pair of `pairs` with one reason, each as {@link ParkStore.park} does (its own
+   * `parked` event), in chunks of up to 50 a transaction, and records the whole action as one
+   * audit entry whose count grows in each chunk's transaction (docs/ARCHITECTURE.md §2.9).
+   * `onParked` hears each park as its chunk commits. Every pair is validated before any is parked.
+   */
+  async parkMany(
+    pairs: readonly Pair[],
+    options: ParkOptions,
+    onParked?: (park: ParkRecord) => void,
+  ): Promise<ParkRecord[]> {
+    const records = pairs.map((p) => this.#record(p.kind, p.target, options));
+    const parked: ParkRecord[] = records.map((r) => r);
+    const [first] = records;
+    // One entry for the whole action: it names the filter (the intent's), not each store.
+    const chain =
+      first && this.#audit.chain(options.audit, { reason: first.reason, until_ms: first.until_ms, outcome: 'parked' });
+    try {
+      await swapInChunks(
+        this.#ctx,
+        records.map((record, i) => ({
+          key: this.#ctx.keys.parked(record.kind, record.target),
+          ops: (found) => {
+            const { next, ops } = this.#parkOps(record, found);
+            parked[i] = next;
+            return ops;
+          },
+        })),
+        chain,
+        (indexes) => {
+          for (const i of indexes) {
+            const park = parked[i]!;
+            void this.#timeline.afterWrite(park.kind, park.target);
+            onParked?.(park);
+          }
+        },
+      );
+    } finally {
+      chain?.finish();
+    }
+    return parked;
+  }
+
+  /** The park `options` ask for on (kind, target), validated, stamped with the clock's now. */
+  #record(kind: TaskKind, target: string, options: ParkOptions): ParkRecord {
     const k = parseInput(TaskKindSchema, kind, 'kind');
     const t = parseInput(TargetSchema, target, 'target');
     // Shown verbatim by the dashboard: the same sanitising as a worker's error text.
@@ -62,36 +145,26 @@ export class ParkStore {
     }
     const by = sanitizeError(String(options.by), PARK_TEXT_MAX);
     if (by.length === 0) throw new ValidationError('invalid by: must name who parks', { field: 'by' });
-    const now = clock.now();
+    const now = this.#ctx.clock.now();
     const untilMs = options.untilMs ?? null;
     if (untilMs !== null && (!Number.isSafeInteger(untilMs) || untilMs <= now)) {
       throw new ValidationError('invalid untilMs: must be a time in the future (ms since the Unix epoch)', {
         field: 'untilMs',
       });
     }
-    const record: ParkRecord = { kind: k, target: t, reason, by, parked_at_ms: now, until_ms: untilMs };
-    const key = keys.parked(k, t);
-    // A replacement reads the park it replaces and swaps it on its revision: the fields a newer
-    // release wrote in it are kept (docs/ARCHITECTURE.md §2.1), and a park written meanwhile is
-    // not overwritten with the fields of the one read before it.
-    let found = await kv.get(key);
-    for (let attempt = 0; attempt < PARK_ATTEMPTS; attempt++) {
-      // An unreadable park reads as none: the replacement overwrites it.
-      const next = carryUnknownFields(decodeOrNone(ParkRecordSchema, found), record);
-      const timeline = this.#timeline.ops(k, t, [{ type: 'parked', by, reason, until_ms: untilMs }]);
-      const res = await kv.txn(
-        [{ key, target: 'modRevision', op: '==', value: found?.modRevision ?? 0 }],
-        [{ type: 'put', key, value: encodePark(next) }, ...timeline.ops],
-        [{ type: 'get', key }],
-      );
-      if (res.succeeded) {
-        void this.#timeline.afterWrite(k, t);
-        return next;
-      }
-      const current = res.results[0];
-      found = current?.type === 'get' ? current.kv : undefined;
-    }
-    throw new ContentionError(`park of ${k} '${t}' contended past ${PARK_ATTEMPTS} attempts`);
+    return { kind: k, target: t, reason, by, parked_at_ms: now, until_ms: untilMs };
+  }
+
+  /** The put of `record` over the park as `found` (keeping a newer release's fields), and its `parked` event. */
+  #parkOps(record: ParkRecord, found: KeyValue | undefined): { next: ParkRecord; ops: TxnOp[] } {
+    // An unreadable park reads as none: the replacement overwrites it.
+    const next = carryUnknownFields(decodeOrNone(ParkRecordSchema, found), record);
+    const { kind, target, by, reason, until_ms } = record;
+    const timeline = this.#timeline.ops(kind, target, [{ type: 'parked', by, reason, until_ms }]);
+    return {
+      next,
+      ops: [{ type: 'put', key: this.#ctx.keys.parked(kind, target), value: encodePark(next) }, ...timeline.ops],
+    };
   }
 
   /**
@@ -109,12 +182,14 @@ export class ParkStore {
       const first = { tasks: held.tasks.slice(0, RESUME_BATCH), stray: held.stray };
       const resume = resumeOps(this.#ctx, kind, target, first);
       const timeline = this.#timeline.ops(kind, target, [{ type: 'released', ...(actor ? { by: actor.by } : {}) }]);
+      const audit = this.#audit.write(actor?.audit, { kind, target, outcome: 'released' });
       const res = await kv.txn(
         [{ key, target: 'modRevision', op: '==', value: found.modRevision }, ...resume.compares],
-        [{ type: 'delete', key }, ...timeline.ops, ...resume.ops],
+        [{ type: 'delete', key }, ...timeline.ops, ...resume.ops, ...audit.ops],
       );
       if (res.succeeded) {
         void this.#timeline.afterWrite(kind, target);
+        this.#audit.written(audit);
         // Within etcd's 128 operations a transaction: the rest go back in batches, the park gone.
         if (held.tasks.length > RESUME_BATCH) await resumePair(this.#ctx, kind, target);
         return true;

@@ -17,6 +17,8 @@ import { QueueMirror } from './queue-mirror.js';
 import { QueueShares } from './queue-shares.js';
 import { StatsStore } from './stats.js';
 import { TimelineStore } from './timeline-store.js';
+import { AuditStore } from './audit-store.js';
+import { type BulkActions, bulkActions } from './bulk-actions.js';
 import { DEFAULT_STORE_OPTIONS, type TaskStoreOptions } from './store-options.js';
 import { WorkerScans } from './worker-scans.js';
 
@@ -34,6 +36,8 @@ export interface StoreParts {
   readonly cooldowns: CooldownStore;
   readonly parks: ParkStore;
   readonly timeline: TimelineStore;
+  readonly audit: AuditStore;
+  readonly bulk: BulkActions;
   readonly stats: StatsStore;
   readonly workerScans: WorkerScans;
   readonly coordination: Coordination;
@@ -77,15 +81,19 @@ export function storeParts(
     limit: Math.max(1, o.timelineLimit ?? DEFAULT_STORE_OPTIONS.timelineLimit),
     ttlMs: (o.timelineTtlSecs ?? DEFAULT_STORE_OPTIONS.timelineTtlSecs) * 1000,
   });
-  const parks = new ParkStore(ctx, timeline);
-  const cooldowns = new CooldownStore(ctx, policy, parks, timeline);
+  const audit = new AuditStore(ctx, {
+    limit: Math.max(1, o.auditLimit ?? DEFAULT_STORE_OPTIONS.auditLimit),
+    ttlMs: (o.auditTtlSecs ?? DEFAULT_STORE_OPTIONS.auditTtlSecs) * 1000,
+  });
+  const parks = new ParkStore(ctx, timeline, audit);
+  const cooldowns = new CooldownStore(ctx, policy, parks, timeline, audit);
   const queue = new QueueMirror(keys.queuePrefix());
   const shares = new QueueShares(ctx);
   return {
     ctx,
     lifecycle: new TaskLifecycle(
       ctx,
-      { known, claims, queue, history, cooldowns, timeline },
+      { known, claims, queue, history, cooldowns, timeline, audit },
       o.maxAttempts ?? DEFAULT_STORE_OPTIONS.maxAttempts,
     ),
     claimer: new Claimer(ctx, known, claims, queue, shares, timeline),
@@ -95,9 +103,11 @@ export function storeParts(
     cooldowns,
     parks,
     timeline,
+    audit,
+    bulk: bulkActions(cooldowns, parks),
     stats: new StatsStore(ctx),
     workerScans: new WorkerScans(ctx),
     coordination,
-    cluster: new ClusterStore(ctx),
+    cluster: new ClusterStore(ctx, audit),
   };
 }

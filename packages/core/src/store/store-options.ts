@@ -9,7 +9,8 @@ import { DEFAULT_SESSION_TTL_SECS, type SessionEvent, type SessionOptions } from
 /**
  * The defaults of the store's options (docs/ARCHITECTURE.md §2.5, §2.6): written once here, and used as the
  * defaults of the master's settings (`ETCD_LEASE_TTL_SECS`, `TASK_MAX_ATTEMPTS`,
- * `TASK_HISTORY_LIMIT`, `TASK_HISTORY_TTL_SECS`, `TASK_TIMELINE_LIMIT`, `TASK_TIMELINE_TTL_SECS`).
+ * `TASK_HISTORY_LIMIT`, `TASK_HISTORY_TTL_SECS`, `TASK_TIMELINE_LIMIT`, `TASK_TIMELINE_TTL_SECS`,
+ * `AUDIT_LIMIT`, `AUDIT_TTL_SECS`).
  */
 export const DEFAULT_STORE_OPTIONS = Object.freeze({
   /** Session lease TTL in seconds. */
@@ -24,6 +25,10 @@ export const DEFAULT_STORE_OPTIONS = Object.freeze({
   timelineLimit: 50,
   /** Timeline events older than this (seconds) are pruned; 0 = count cap only. 30 days. */
   timelineTtlSecs: 2_592_000,
+  /** Audit entries kept. */
+  auditLimit: 10_000,
+  /** Audit entries older than this (seconds) are pruned; 0 = count cap only. 90 days. */
+  auditTtlSecs: 7_776_000,
 });
 
 /** Options of {@link TaskStore.open}. */
@@ -50,6 +55,10 @@ export interface TaskStoreOptions {
   readonly timelineLimit?: number;
   /** Timeline events older than this are pruned; 0 = count cap only (default 2592000, 30 days). */
   readonly timelineTtlSecs?: number;
+  /** Audit entries kept (default 10000, at least 1; docs/ARCHITECTURE.md §2.9). */
+  readonly auditLimit?: number;
+  /** Audit entries older than this are pruned; 0 = count cap only (default 7776000, 90 days). */
+  readonly auditTtlSecs?: number;
   /** Finishes between two history prunes of this instance (default 50). */
   readonly pruneEvery?: number;
   /** Cooldown policy overrides. */

@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import type { KvHarness } from './harness.js';
+import { auditContract } from './store-contract-audit.js';
 import { clusterContract } from './store-contract-cluster.js';
 import { compatContract } from './store-contract-compat.js';
 import { storeContractFixture } from './store-contract-fixture.js';
@@ -17,7 +18,7 @@ export type { StoreOverrides } from './store-contract-fixture.js';
  * The TaskStore contract, run against any Kv adapter: dedupe, claims, target locks,
  * dependencies, recovery, history, coordination, the failure cooldown, records of a newer
  * release keeping their fields through this release's rewrites, kinds this release does not run,
- * the cluster record's feature gates, each store's timeline, and the tasks a park holds. Every test runs
+ * the cluster record's feature gates, each store's timeline, the tasks a park holds, and the audit trail. Every test runs
  * under its own random prefix; several store instances stand in for several masters.
  */
 export function taskStoreContract(name: string, makeHarness: () => Promise<KvHarness>): void {
@@ -32,5 +33,6 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
     kindsContract(fx);
     clusterContract(fx);
     timelineContract(fx);
+    auditContract(fx);
   });
 }

@@ -14,6 +14,7 @@ import {
   resetCooldownsRoute,
 } from './routes/cooldowns.js';
 import { patchClusterRoute } from './routes/cluster.js';
+import { listAuditRoute } from './routes/audit.js';
 import { eventsRoute } from './routes/events.js';
 import { mastersRoute, storesRoute, workersRoute } from './routes/fleet.js';
 import { healthRoute, metricsRoute, openApiRoute, readyRoute } from './routes/operations.js';
@@ -35,6 +36,7 @@ export const ROUTES = [
   mastersRoute,
   patchClusterRoute,
   workersRoute,
+  listAuditRoute,
   eventsRoute,
   healthRoute,
   readyRoute,

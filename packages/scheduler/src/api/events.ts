@@ -7,6 +7,7 @@ import { TargetSchema, TaskKindSchema } from '@maintd/core';
 import { Task } from './schemas/common.js';
 import { CooldownSchema } from './schemas/cooldown.js';
 import { TimelineEventViewSchema } from './schemas/timeline.js';
+import { AuditEntryViewSchema } from './schemas/audit.js';
 
 const Revision = z
   .number()
@@ -49,15 +50,26 @@ const TimelineStreamEventSchema = z
     description:
       "A new event on one kind's timeline on one store (a failure, a window opened, a clearing success, a reset, park, release, manual run or hold), as the cooldown detail serves it. Derived `window_lapsed` events are not sent: nothing commits when a window lapses",
   });
+const AuditStreamEventSchema = z
+  .object({
+    type: z.literal('audit').describe('An operator action was recorded in the audit trail'),
+    revision: Revision,
+    entry: AuditEntryViewSchema,
+  })
+  .openapi('AuditStreamEvent', {
+    description:
+      "An entry written to the audit trail, as `GET /api/v1/audit` serves it: an operator action committed. A bulk action's entry is sent again each time its `count` grows (same `id`): a client keeps the latest per `id`",
+  });
 /**
  * A change sent over `GET /api/v1/events` (the JSON `data` of a `task`, `task_deleted`,
- * `cooldown` or `timeline` event).
+ * `cooldown`, `timeline` or `audit` event).
  */
 export const MaintdEventSchema = z.discriminatedUnion('type', [
   TaskEventSchema,
   TaskDeletedEventSchema,
   CooldownEventSchema,
   TimelineStreamEventSchema,
+  AuditStreamEventSchema,
 ]);
 /** A change sent over `GET /api/v1/events`. */
 export type MaintdEvent = z.infer<typeof MaintdEventSchema>;
@@ -91,6 +103,7 @@ export const EventMessageSchema = z
     sse('overflow', OverflowEventSchema, 'Last message of a stream cut off for reading too slowly', false),
     // Last: a message added after a release goes at the end, so the released ones keep their places.
     sse('timeline', TimelineStreamEventSchema, "A store's timeline gained an event", true),
+    sse('audit', AuditStreamEventSchema, 'An operator action was recorded', true),
   ])
   .openapi('EventMessage', {
     description:

@@ -18,6 +18,14 @@ export {
   resetCooldownsRoute,
 } from './routes/cooldowns.js';
 export { patchClusterRoute } from './routes/cluster.js';
+export { listAuditRoute } from './routes/audit.js';
+export {
+  type AuditEntryView,
+  AuditEntryViewSchema,
+  type AuditPageBody,
+  AuditPageSchema,
+  auditEntryView,
+} from './schemas/audit.js';
 export { eventsRoute } from './routes/events.js';
 export { mastersRoute, storesRoute, workersRoute } from './routes/fleet.js';
 export { healthRoute, metricsRoute, openApiRoute, readyRoute } from './routes/operations.js';

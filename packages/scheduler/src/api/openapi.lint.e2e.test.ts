@@ -138,6 +138,7 @@ describe('the OpenAPI document', () => {
       [
         'DELETE /api/v1/scheduler/cooldowns',
         'DELETE /api/v1/scheduler/cooldowns/{kind}/{target}',
+        'GET /api/v1/audit',
         'GET /api/v1/events',
         'GET /api/v1/masters',
         'GET /api/v1/openapi.json',
