@@ -231,6 +231,11 @@ describe('the master over mutual TLS', () => {
     const parked = await park({ ca, ...ops });
     expect(parked.status).toBe(200);
     expect((JSON.parse(parked.text) as { parked?: { by?: string } }).parked?.by).toBe('ops-bot@127.0.0.1');
+    // The audit trail names the certificate's mapped name, and only the park that committed.
+    const audit = await httpsRequest(`${master.url}/api/v1/audit?target=tls-store`, { ca, ...viewer });
+    expect(audit.status).toBe(200);
+    const entries = (JSON.parse(audit.text) as { entries: { who: string; client: string; action: string }[] }).entries;
+    expect(entries.map((e) => `${e.who}@${e.client} ${e.action}`)).toEqual(['ops-bot@127.0.0.1 cooldown.park']);
     // Neither the subject nor any part of it beyond the name reaches the log.
     expect(master.output()).not.toMatch(/CN=|on call|maintd-test/);
   });
