@@ -3,37 +3,25 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { selfSignedCertificate } from '@maintd/core/testing';
 
 const run = promisify(execFile);
 
-/** A self-signed certificate made by `openssl` with `subject` (openssl's `/A=x/B=y` form). */
+/**
+ * A self-signed certificate with `subject` (openssl's `/A=x/B=y` form; `request` adds `openssl
+ * req` arguments), with its subject as `openssl x509 -nameopt RFC2253` prints it.
+ */
 export async function selfSigned(
   subject: string,
-  extra: readonly string[] = [],
+  request: readonly string[] = [],
 ): Promise<{ pem: string; key: string; rfc2253: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'maintd-master-cert-'));
   try {
-    await run(
-      'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'].concat([
-        '-keyout',
-        'k.pem',
-        '-out',
-        'c.pem',
-        '-days',
-        '1',
-        '-subj',
-        subject,
-        ...extra,
-      ]),
-      { cwd: dir },
-    );
-    const { stdout } = await run('openssl', ['x509', '-noout', '-subject', '-nameopt', 'RFC2253', '-in', 'c.pem'], {
-      cwd: dir,
-    });
+    const files = await selfSignedCertificate(dir, 'c', { subject, days: 1, request });
+    const { stdout } = await run('openssl', ['x509', '-noout', '-subject', '-nameopt', 'RFC2253', '-in', files.cert]);
     return {
-      pem: await readFile(join(dir, 'c.pem'), 'utf8'),
-      key: await readFile(join(dir, 'k.pem'), 'utf8'),
+      pem: await readFile(files.cert, 'utf8'),
+      key: await readFile(files.key, 'utf8'),
       rfc2253: stdout.replace(/\n$/, '').replace(/^subject=/, ''),
     };
   } finally {

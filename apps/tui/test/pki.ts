@@ -1,16 +1,9 @@
 /**
- * A throwaway PKI made with the `openssl` command for the TLS tests: a CA, a server certificate
- * for 127.0.0.1 and localhost signed by it, a client certificate (CN `alice`) signed by it, and a
- * self-signed server certificate that no CA vouches for.
+ * The dashboard's TLS tests' certificates, made with `openssl` by the shared test CA: a CA, a
+ * server certificate for 127.0.0.1 and localhost signed by it, a client certificate (CN `alice`)
+ * signed by it, and a self-signed server certificate that no CA vouches for.
  */
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { createTestCa, selfSignedCertificate } from '@maintd/core/testing';
 
 /** Paths of the PEM files of a {@link TestPki}. */
 export interface TestPki {
@@ -28,96 +21,28 @@ export interface TestPki {
   remove(): Promise<void>;
 }
 
-// ECDSA P-256: generated in milliseconds.
-const NEW_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-const DAYS = ['-days', '2'];
-const SERVER_EXT = 'extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost';
-
-async function openssl(args: readonly string[], cwd: string): Promise<void> {
-  try {
-    await run('openssl', [...args], { cwd });
-  } catch (err) {
-    const e = err as Error & { stderr?: string };
-    throw new Error(`openssl ${args[0] ?? ''} failed: ${e.stderr ?? e.message}`, { cause: err });
-  }
-}
-
-async function selfSigned(dir: string, name: string, cn: string, extensions: readonly string[]): Promise<void> {
-  const ext = extensions.flatMap((e) => ['-addext', e]);
-  await openssl(
-    [
-      'req',
-      '-x509',
-      '-new',
-      ...NEW_KEY,
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.crt`,
-      ...DAYS,
-      '-subj',
-      `/CN=${cn}`,
-      ...ext,
-    ],
-    dir,
-  );
-}
-
-async function leaf(dir: string, name: string, cn: string, extensions: string): Promise<void> {
-  await writeFile(join(dir, `${name}.ext`), `basicConstraints=CA:FALSE\n${extensions}\n`);
-  await openssl(
-    ['req', '-new', ...NEW_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`],
-    dir,
-  );
-  await openssl(
-    [
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-set_serial',
-      `0x${randomBytes(8).toString('hex')}`,
-      ...DAYS,
-      '-out',
-      `${name}.crt`,
-      '-extfile',
-      `${name}.ext`,
-    ],
-    dir,
-  );
-}
-
 /** Makes a {@link TestPki} in a new temporary directory. */
 export async function generateTestPki(): Promise<TestPki> {
-  const dir = await mkdtemp(join(tmpdir(), 'maintd-top-pki-'));
+  const ca = await createTestCa();
   try {
-    await selfSigned(dir, 'ca', 'maintd-top-test-ca', [
-      'basicConstraints=critical,CA:TRUE',
-      'keyUsage=critical,keyCertSign,cRLSign',
+    const [server, client, self] = await Promise.all([
+      ca.issue('server', { extensions: ['extendedKeyUsage=serverAuth', 'subjectAltName=IP:127.0.0.1,DNS:localhost'] }),
+      ca.issue('client', { subject: '/CN=alice', extensions: ['extendedKeyUsage=clientAuth'] }),
+      selfSignedCertificate(ca.dir, 'self', { subject: '/CN=127.0.0.1', extensions: ['subjectAltName=IP:127.0.0.1'] }),
     ]);
-    await Promise.all([
-      leaf(dir, 'server', '127.0.0.1', SERVER_EXT),
-      leaf(dir, 'client', 'alice', 'extendedKeyUsage=clientAuth'),
-      selfSigned(dir, 'self', '127.0.0.1', ['subjectAltName=IP:127.0.0.1']),
-    ]);
+    return {
+      dir: ca.dir,
+      caCert: ca.caCert,
+      serverCert: server.cert,
+      serverKey: server.key,
+      clientCert: client.cert,
+      clientKey: client.key,
+      selfSignedCert: self.cert,
+      selfSignedKey: self.key,
+      remove: () => ca.remove(),
+    };
   } catch (err) {
-    await rm(dir, { recursive: true, force: true });
+    await ca.remove();
     throw err;
   }
-  const f = (name: string): string => join(dir, name);
-  return {
-    dir,
-    caCert: f('ca.crt'),
-    serverCert: f('server.crt'),
-    serverKey: f('server.key'),
-    clientCert: f('client.crt'),
-    clientKey: f('client.key'),
-    selfSignedCert: f('self.crt'),
-    selfSignedKey: f('self.key'),
-    remove: () => rm(dir, { recursive: true, force: true }),
-  };
 }

@@ -1,10 +1,12 @@
 import { X509Certificate } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCa, testCa, text } from '../test/pki.js';
+import { type TestCa, createTestCa } from '@maintd/core/testing';
 import { checkServerTls, readServerTls } from './server-tls-material.js';
 import type { ServerTlsConfig } from './server-tls-settings.js';
+
+const text = (path: string): Promise<string> => readFile(path, 'utf8');
 
 let ca: TestCa;
 let good: { cert: string; key: string };
@@ -12,8 +14,8 @@ let other: { cert: string; key: string };
 let expired: { cert: string; key: string };
 
 beforeAll(async () => {
-  ca = await testCa();
-  [good, other, expired] = await Promise.all([ca.leaf('good'), ca.leaf('other'), ca.leaf('expired', { days: -1 })]);
+  ca = await createTestCa();
+  [good, other, expired] = await Promise.all([ca.issue('good'), ca.issue('other'), ca.issue('expired', { days: -1 })]);
 });
 afterAll(() => ca.remove());
 
@@ -40,8 +42,8 @@ describe('checkServerTls', () => {
   });
 
   it('adds the client CA to the context when mutual TLS is on', async () => {
-    const pems = { cert: await text(good.cert), key: await text(good.key), clientCa: await text(ca.caPath) };
-    const r = checkServerTls(config({ clientCa: ca.caPath }), pems, Date.now());
+    const pems = { cert: await text(good.cert), key: await text(good.key), clientCa: await text(ca.caCert) };
+    const r = checkServerTls(config({ clientCa: ca.caCert }), pems, Date.now());
     expect(r.ok && r.material.context.ca).toBe(pems.clientCa);
   });
 

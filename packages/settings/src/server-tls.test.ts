@@ -1,13 +1,15 @@
 import { X509Certificate } from 'node:crypto';
-import { copyFile } from 'node:fs/promises';
+import { copyFile, readFile } from 'node:fs/promises';
 import { type Server, createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCa, testCa, text } from '../test/pki.js';
+import { type TestCa, createTestCa } from '@maintd/core/testing';
 import { type ServedCertificate } from './server-tls-material.js';
 import { ServerTls } from './server-tls.js';
+
+const text = (path: string): Promise<string> => readFile(path, 'utf8');
 
 let ca: TestCa;
 let first: { cert: string; key: string };
@@ -16,8 +18,8 @@ let client: { cert: string; key: string };
 const open: { close(): void }[] = [];
 
 beforeAll(async () => {
-  ca = await testCa();
-  [first, second, client] = await Promise.all([ca.leaf('first'), ca.leaf('second'), ca.leaf('client')]);
+  ca = await createTestCa();
+  [first, second, client] = await Promise.all([ca.issue('first'), ca.issue('second'), ca.issue('client')]);
 });
 afterAll(() => ca.remove());
 afterEach(() => {
@@ -126,7 +128,7 @@ describe('ServerTls', () => {
 
   it('requires a client certificate signed by the client CA when one is set', async () => {
     const opened = await ServerTls.open(
-      { prefix: 'MASTER', cert: first.cert, key: first.key, clientCa: ca.caPath },
+      { prefix: 'MASTER', cert: first.cert, key: first.key, clientCa: ca.caCert },
       { clock: { now: () => Date.now() }, logger: recorder().logger },
     );
     if (!opened.ok) throw new Error(opened.error);

@@ -1,13 +1,12 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:tls';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { etcdKvOptions } from './etcd-options.js';
 import { diagnoseEtcdTls } from './etcd-tls.js';
+import { selfSignedCertificate } from '../testing/test-ca.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -54,23 +53,7 @@ describe('diagnoseEtcdTls', () => {
   });
 
   it('says to set ETCD_CA_CERT when an https:// endpoint is signed by a CA the system does not trust', async () => {
-    const key = join(dir, 'self.key');
-    const cert = join(dir, 'self.crt');
-    await promisify(execFile)('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-days',
-      '1',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ]);
+    const { key, cert } = await selfSignedCertificate(dir, 'self', { subject: '/CN=127.0.0.1', days: 1 });
     const server = createServer({ key: await readFile(key), cert: await readFile(cert) });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {

@@ -26,16 +26,23 @@ export interface AuditLimits {
 
 /** What the store knows of an action it records: what it named and what committed. */
 export interface AuditFields {
+  /** The kind the action named, if it named one. */
   readonly kind?: TaskKind;
+  /** The store the action named, if it named one. */
   readonly target?: string;
+  /** The task it queued or ran, if any. */
   readonly task_id?: string;
+  /** The operator's words (a park). */
   readonly reason?: string;
+  /** End of a park (null: until released), in milliseconds since the Unix epoch. */
   readonly until_ms?: number | null;
+  /** What committed, in a word: `queued`, `promoted`, `parked`, `reset`, `released`, … */
   readonly outcome: string;
 }
 
 /** A page of {@link AuditTrail.read}: entries newest first, and the cursor of the next page. */
 export interface AuditPage {
+  /** This page's entries, newest first. */
   readonly entries: AuditEntry[];
   /** The id to pass as `cursor` for the next (older) page; absent on the last page. */
   readonly next?: string;
@@ -47,9 +54,13 @@ export interface AuditQuery {
   readonly limit: number;
   /** Only entries older than this entry id (the `next` of the previous page). */
   readonly cursor?: string;
+  /** Only entries of this token or certificate name (or `anonymous`). */
   readonly who?: string;
+  /** Only entries of this action, e.g. `cooldown.park`. */
   readonly action?: string;
+  /** Only entries that named this kind. */
   readonly kind?: string;
+  /** Only entries that named this store. */
   readonly target?: string;
 }
 

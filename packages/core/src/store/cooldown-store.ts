@@ -47,7 +47,9 @@ export interface Actor {
 
 /** One (kind, target) of a bulk action. */
 export interface Pair {
+  /** The kind. */
   readonly kind: TaskKind;
+  /** The store. */
   readonly target: string;
 }
 

@@ -29,3 +29,10 @@ export { type KvHarness, etcdHarness, interceptKv, memoryHarness, withClockRunni
 export { etcdGlobalSetup } from './vitest-etcd.js';
 export { eventually, kvContract } from './kv-contract.js';
 export { type StoreOverrides, taskStoreContract } from './task-store-contract.js';
+export {
+  type CertificateFiles,
+  type CertificateOptions,
+  type TestCa,
+  createTestCa,
+  selfSignedCertificate,
+} from './test-ca.js';
