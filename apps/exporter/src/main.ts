@@ -1,4 +1,4 @@
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { Server as HttpsServer } from 'node:https';
 import { type ServerType, serve } from '@hono/node-server';
 import { EtcdKv, type EtcdKvOptions, cryptoRandom, diagnoseEtcdTls, etcdKvOptions, systemClock } from '@maintd/core';
 import { EXIT, handleStopSignals, resolveLogFormat, shutDown, versionText } from '@maintd/settings';
@@ -91,22 +91,19 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (tls) tls.observe(serverTlsMetrics(metrics.registry, 'maintd_exporter'));
   const listen = { fetch: app.fetch, hostname: config.host, port: config.port };
   const scheme = tls ? 'https' : 'http';
-  const server: ServerType = serve(
-    tls ? { ...listen, createServer: createHttpsServer, serverOptions: tls.serverOptions() } : listen,
-    (info) => {
-      logger.info(
-        {
-          host: config.host,
-          port: info.port,
-          tls: tls ? (tls.mutual ? 'mutual' : 'on') : 'off',
-          etcd: config.etcd.endpoints,
-          prefix: config.etcd.prefix,
-          version: VERSION,
-        },
-        `maintd-exporter listening on ${scheme}://${config.host}:${info.port}/metrics`,
-      );
-    },
-  );
+  const server: ServerType = serve(tls ? { ...listen, ...tls.serveOptions() } : listen, (info) => {
+    logger.info(
+      {
+        host: config.host,
+        port: info.port,
+        tls: tls?.mode ?? 'off',
+        etcd: config.etcd.endpoints,
+        prefix: config.etcd.prefix,
+        version: VERSION,
+      },
+      `maintd-exporter listening on ${scheme}://${config.host}:${info.port}/metrics`,
+    );
+  });
   // Rotated files go into force for new connections (docs/ARCHITECTURE.md §3.4).
   if (tls) tls.attach(server as HttpsServer);
 

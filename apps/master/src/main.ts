@@ -1,4 +1,4 @@
-import { type Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
+import type { Server as HttpsServer } from 'node:https';
 import { hostname } from 'node:os';
 import { type Http2Bindings, type HttpBindings, type ServerType, serve } from '@hono/node-server';
 import {
@@ -132,22 +132,19 @@ export async function main(argv: readonly string[]): Promise<void> {
   };
   const scheme = tls ? 'https' : 'http';
   // The starting app and the real one are served by this one server, so both speak TLS.
-  const server: ServerType = serve(
-    tls ? { ...listen, createServer: createHttpsServer, serverOptions: tls.serverOptions() } : listen,
-    (info) => {
-      logger.info(
-        {
-          host: config.host,
-          port: info.port,
-          tls: tls ? (tls.mutual ? 'mutual' : 'on') : 'off',
-          etcd: embedded ? 'embedded' : config.etcd.endpoints,
-          workers: config.workers.endpoints,
-          version: VERSION,
-        },
-        `maintd listening on ${scheme}://${config.host}:${info.port}`,
-      );
-    },
-  );
+  const server: ServerType = serve(tls ? { ...listen, ...tls.serveOptions() } : listen, (info) => {
+    logger.info(
+      {
+        host: config.host,
+        port: info.port,
+        tls: tls?.mode ?? 'off',
+        etcd: embedded ? 'embedded' : config.etcd.endpoints,
+        workers: config.workers.endpoints,
+        version: VERSION,
+      },
+      `maintd listening on ${scheme}://${config.host}:${info.port}`,
+    );
+  });
   // Rotated files go into force for new connections (docs/ARCHITECTURE.md §3.4).
   if (tls) tls.attach(server as HttpsServer);
 

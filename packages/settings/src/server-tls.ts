@@ -6,7 +6,7 @@
  * logged and the previous set stays in force until the next change.
  */
 import { type Stats, unwatchFile, watchFile } from 'node:fs';
-import type { ServerOptions } from 'node:https';
+import { type ServerOptions, createServer as createHttpsServer } from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
 import { type ServedCertificate, type ServerTlsMaterial, readServerTls } from './server-tls-material.js';
 import type { ServerTlsConfig } from './server-tls-settings.js';
@@ -85,6 +85,16 @@ export class ServerTls {
   /** Whether clients must present a certificate signed by the client CA. */
   get mutual(): boolean {
     return this.config.clientCa !== undefined;
+  }
+
+  /** What `@hono/node-server`'s `serve` adds to its options to listen over HTTPS with this context. */
+  serveOptions(): { createServer: typeof createHttpsServer; serverOptions: ServerOptions } {
+    return { createServer: createHttpsServer, serverOptions: this.serverOptions() };
+  }
+
+  /** The TLS of a listening log line: `mutual` or `on`. */
+  get mode(): 'mutual' | 'on' {
+    return this.mutual ? 'mutual' : 'on';
   }
 
   /** The certificate in force. */
