@@ -344,10 +344,11 @@ describe('maintd-top in a real terminal against a real master', () => {
     ]);
     metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).toMatch(/master_task_parked\{kind="merge_wal"\} 1/);
-    // The park came back over the event stream into the activity log.
+    // The park came back over the event stream into the activity log, as its audit entry: who,
+    // from where, marked as this dashboard's own action, and why.
     keys('1');
     await waitForScreen('the park in the activity log', (x) =>
-      new RegExp(`parked merge_wal ${broken} \\(default@[^)]*\\): fragment lost`).test(x),
+      new RegExp(`default@127\\.0\\.0\\.1 \\(you\\) parked merge_wal on ${broken}: fragment lost`).test(x),
     );
     expect(screen()).toMatch(new RegExp(`Parked 1\\n\\s+merge_wal ${broken}\\s+fragment lost`));
 
@@ -359,7 +360,9 @@ describe('maintd-top in a real terminal against a real master', () => {
     const after = (await (await fetch(`${url}/api/v1/scheduler/cooldowns?state=parked&limit=10`)).json()) as unknown[];
     expect(after).toEqual([]);
     keys('1');
-    await waitForScreen('the release in the activity log', (x) => x.includes(`released merge_wal ${broken}`));
+    await waitForScreen('the release in the activity log', (x) =>
+      x.includes(`default@127.0.0.1 (you) released merge_wal on ${broken}`),
+    );
     keys('3');
 
     // The master dies without a word and comes back (empty: its embedded store is gone).
