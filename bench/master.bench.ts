@@ -6,7 +6,9 @@
  * targets each at ≥ 0.3 of the bare route, and ≤ 150 MB RSS with 50 readers of pages.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +26,7 @@ import {
 } from '@maintd/core';
 import { type Config, Scheduler, createMetrics } from '@maintd/scheduler';
 import { testConfig } from '@maintd/scheduler/testing';
-import { freePort, startEtcd } from '@maintd/core/testing';
+import { createTestCa, freePort, startEtcd } from '@maintd/core/testing';
 import { pino } from 'pino';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -234,9 +236,94 @@ async function waitHttp(url: string): Promise<void> {
   throw new Error(`${url} never came up`);
 }
 
-async function load(url: string): Promise<{ rps: number; p99: number; errors: number }> {
-  const r = await autocannon({ url, connections: 50, duration: SECONDS });
+async function load(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ rps: number; p99: number; errors: number }> {
+  // Over https, autocannon does not verify the certificate: the handshake's cost is what counts.
+  const r = await autocannon({ url, connections: 50, duration: SECONDS, headers });
   return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+/** Waits until `url` answers 200 over HTTPS, trusting `ca` (PEM). */
+async function waitHttps(url: string, ca: Buffer): Promise<void> {
+  const ok = (): Promise<boolean> =>
+    new Promise((resolve) => {
+      const req = httpsRequest(url, { ca, agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      });
+      req.on('error', () => resolve(false));
+      req.end();
+    });
+  for (let i = 0; i < 600; i++) {
+    if (await ok()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} never came up`);
+}
+
+/**
+ * The page of 50 tasks as a production master serves it (docs/DEPLOY.md): over HTTPS, with reads
+ * that need a token (MASTER_API_READS=token, a tokens file), against a bare Hono route over
+ * HTTPS with the same certificate. 50 keep-alive connections: one handshake each.
+ */
+async function secureApi(endpoints: string[], prefix: string, children: ChildProcess[]): Promise<string[]> {
+  const ca = await createTestCa();
+  try {
+    const { cert, key } = await ca.issue('api');
+    const token = randomBytes(24).toString('base64url');
+    const tokens = join(ca.dir, 'api-tokens');
+    await writeFile(tokens, `reader read sha256:${createHash('sha256').update(token).digest('hex')}\n`, {
+      mode: 0o600,
+    });
+    const barePort = await freePort();
+    const bare = spawnNode(
+      [
+        '--input-type=module',
+        '-e',
+        `import { readFileSync } from 'node:fs'; import { createServer } from 'node:https'; import { serve } from '@hono/node-server'; import { Hono } from 'hono'; const app = new Hono(); app.get('/', (c) => c.json({ ok: true })); serve({ fetch: app.fetch, hostname: '127.0.0.1', port: ${barePort}, createServer, serverOptions: { cert: readFileSync(${JSON.stringify(cert)}), key: readFileSync(${JSON.stringify(key)}), minVersion: 'TLSv1.2' } });`,
+      ],
+      {},
+    );
+    children.push(bare);
+    const port = await freePort();
+    const master = spawnNode([join(root, 'apps/master/bin/maintd.js')], {
+      ETCD_ENDPOINTS: endpoints.join(','),
+      ETCD_PREFIX: prefix,
+      MASTER_HOST: '127.0.0.1',
+      MASTER_PORT: String(port),
+      MASTER_TLS_CERT: cert,
+      MASTER_TLS_KEY: key,
+      MASTER_API_TOKENS_FILE: tokens,
+      MASTER_API_READS: 'token',
+      TASK_HISTORY_LIMIT: '200000',
+      TASK_HISTORY_TTL_SECS: '0',
+      STATS_SCAN_INTERVAL_SECS: '0',
+      MERGE_WAL_INTERVAL_SECS: '0',
+      COMPACTION_INTERVAL_SECS: '0',
+      LOG_LEVEL: 'warn',
+    });
+    children.push(master);
+    const caPem = await readFile(ca.caCert);
+    await waitHttps(`https://127.0.0.1:${barePort}/`, caPem);
+    await waitHttps(`https://127.0.0.1:${port}/readyz`, caPem);
+    await new Promise((r) => setTimeout(r, 3000));
+    const bareUrl = `https://127.0.0.1:${barePort}/`;
+    const before = await load(bareUrl);
+    const tasks = await load(`https://127.0.0.1:${port}/api/v1/tasks?limit=50`, { authorization: `Bearer ${token}` });
+    const after = await load(bareUrl);
+    master.kill('SIGTERM');
+    bare.kill('SIGTERM');
+    await new Promise((r) => master.once('exit', r));
+    const around = (before.rps + after.rps) / 2;
+    return [
+      `| bare Hono \`GET /\` over HTTPS (baseline, mean of its 2 runs) | ${around.toFixed(0)} | ${Math.max(before.p99, after.p99)} | ${before.errors + after.errors} | 1.000 |`,
+      `| \`GET /api/v1/tasks?limit=50\` over HTTPS with a \`read\` token | ${tasks.rps.toFixed(0)} | ${tasks.p99} | ${tasks.errors} | ${(tasks.rps / around).toFixed(3)} |`,
+    ];
+  } finally {
+    await ca.remove();
+  }
 }
 
 const given = process.env.ETCD_ENDPOINTS?.split(',').filter(Boolean);
@@ -344,6 +431,10 @@ try {
     console.log(`| after the \`/cooldowns\` load (50 × 3 MB responses in flight) | ${rssCooldowns.toFixed(0)} |`);
     master.kill('SIGTERM');
     await new Promise((r) => master.once('exit', r));
+    console.log('\n## The same over HTTPS, reads needing a token (MASTER_TLS_*, MASTER_API_READS=token)\n');
+    console.log('| route | req/s | p99 ms | errors | ratio to bare Hono over HTTPS (the runs before and after) |');
+    console.log('|---|---:|---:|---:|---:|');
+    for (const line of await secureApi(endpoints, prefix, children)) console.log(line);
     const kv = new EtcdKv({ endpoints });
     await kv.deletePrefix(`${prefix}/`);
     await kv.close();
