@@ -224,6 +224,28 @@ function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
   });
 }
 
+/** The master binary on the seeded prefix, with no sweeps or scans of its own, and `env`. */
+function spawnMaster(
+  endpoints: string[],
+  prefix: string,
+  port: number,
+  env: Record<string, string> = {},
+): ChildProcess {
+  return spawnNode([join(root, 'apps/master/bin/maintd.js')], {
+    ETCD_ENDPOINTS: endpoints.join(','),
+    ETCD_PREFIX: prefix,
+    MASTER_HOST: '127.0.0.1',
+    MASTER_PORT: String(port),
+    TASK_HISTORY_LIMIT: '200000',
+    TASK_HISTORY_TTL_SECS: '0',
+    STATS_SCAN_INTERVAL_SECS: '0',
+    MERGE_WAL_INTERVAL_SECS: '0',
+    COMPACTION_INTERVAL_SECS: '0',
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+}
+
 async function waitHttp(url: string): Promise<void> {
   for (let i = 0; i < 600; i++) {
     try {
@@ -288,21 +310,11 @@ async function secureApi(endpoints: string[], prefix: string, children: ChildPro
     );
     children.push(bare);
     const port = await freePort();
-    const master = spawnNode([join(root, 'apps/master/bin/maintd.js')], {
-      ETCD_ENDPOINTS: endpoints.join(','),
-      ETCD_PREFIX: prefix,
-      MASTER_HOST: '127.0.0.1',
-      MASTER_PORT: String(port),
+    const master = spawnMaster(endpoints, prefix, port, {
       MASTER_TLS_CERT: cert,
       MASTER_TLS_KEY: key,
       MASTER_API_TOKENS_FILE: tokens,
       MASTER_API_READS: 'token',
-      TASK_HISTORY_LIMIT: '200000',
-      TASK_HISTORY_TTL_SECS: '0',
-      STATS_SCAN_INTERVAL_SECS: '0',
-      MERGE_WAL_INTERVAL_SECS: '0',
-      COMPACTION_INTERVAL_SECS: '0',
-      LOG_LEVEL: 'warn',
     });
     children.push(master);
     const caPem = await readFile(ca.caCert);
@@ -361,18 +373,7 @@ try {
     );
     children.push(bare);
     const masterPort = await freePort();
-    const master = spawnNode([join(root, 'apps/master/bin/maintd.js')], {
-      ETCD_ENDPOINTS: endpoints.join(','),
-      ETCD_PREFIX: prefix,
-      MASTER_HOST: '127.0.0.1',
-      MASTER_PORT: String(masterPort),
-      TASK_HISTORY_LIMIT: '200000',
-      TASK_HISTORY_TTL_SECS: '0',
-      STATS_SCAN_INTERVAL_SECS: '0',
-      MERGE_WAL_INTERVAL_SECS: '0',
-      COMPACTION_INTERVAL_SECS: '0',
-      LOG_LEVEL: 'warn',
-    });
+    const master = spawnMaster(endpoints, prefix, masterPort);
     children.push(master);
     await waitHttp(`http://127.0.0.1:${barePort}/`);
     await waitHttp(`http://127.0.0.1:${masterPort}/readyz`);

@@ -3,14 +3,15 @@ import { sanitizeError } from '../cooldown-policy.js';
 import { createIdGenerator } from '../ids.js';
 import type { Compare, TxnOp } from '../kv/port.js';
 import type { TaskKind } from '../model.js';
+import { deleteInBatches } from './batched.js';
 import { decode, idTime } from './codec.js';
 import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
 
 /** Longest text (who, client, route, reason) an entry keeps, in code points. */
 const AUDIT_TEXT_MAX = 512;
-/** Keys deleted per transaction by the prune: within etcd's 128 operations. */
-const PRUNE_BATCH = 100;
+/** Doomed keys a prune holds before deleting them (in transactions within etcd's limit). */
+const PRUNE_BATCH = 1_000;
 /** Keys read per page by the prune (keys only). */
 const PRUNE_PAGE = 5_000;
 /** Entries read per page by a filtered read, newest first. */
@@ -232,21 +233,10 @@ export class AuditStore implements AuditTrail {
       if (i++ >= excess && at >= cutoff) break;
       doomed.push(found.key);
       if (doomed.length >= PRUNE_BATCH) {
-        deleted += await this.#deleteKeys(doomed);
+        deleted += await deleteInBatches(kv, doomed);
         doomed = [];
       }
     }
-    return deleted + (await this.#deleteKeys(doomed));
-  }
-
-  async #deleteKeys(doomed: readonly string[]): Promise<number> {
-    if (doomed.length === 0) return 0;
-    const res = await this.#ctx.kv.txn(
-      [],
-      doomed.map((key) => ({ type: 'delete', key })),
-    );
-    let deleted = 0;
-    for (const r of res.results) if (r.type === 'delete') deleted += r.deleted;
-    return deleted;
+    return deleted + (await deleteInBatches(kv, doomed));
   }
 }

@@ -3,14 +3,15 @@ import { createIdGenerator } from '../ids.js';
 import type { TxnOp } from '../kv/port.js';
 import type { TaskKind } from '../model.js';
 import { type TimelineEntry, type TimelineEvent, TimelineEventSchema, encodeTimelineEvent } from '../timeline.js';
+import { deleteInBatches } from './batched.js';
 import { decode, idTime } from './codec.js';
 import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
 
 /** Longest text (error, who, why) an event keeps, in code points: as a cooldown's `last_error`. */
 const EVENT_TEXT_MAX = 512;
-/** Keys deleted per transaction by a prune: within etcd's 128 operations. */
-const PRUNE_BATCH = 100;
+/** Doomed keys a prune holds before deleting them (in transactions within etcd's limit). */
+const PRUNE_BATCH = 1_000;
 /** Keys read per page by the fleet-wide prune (keys only: about 100 bytes each). */
 const PRUNE_PAGE = 5_000;
 /** Pairs whose writes since their last trim one instance counts; past it, the count starts over. */
@@ -122,7 +123,7 @@ export class TimelineStore implements Timelines {
     const cutoff = this.#limits.ttlMs > 0 ? clock.now() - this.#limits.ttlMs : -Infinity;
     const excess = Math.max(0, keys.length - this.#limits.limit);
     const doomed = keys.filter((key, i) => i < excess || (idTime(key.slice(prefix.length)) ?? Infinity) < cutoff);
-    await this.#deleteKeys(doomed);
+    await deleteInBatches(kv, doomed);
   }
 
   /** The newest `limit` events of (kind, target), newest first (default: the configured limit). */
@@ -162,24 +163,11 @@ export class TimelineStore implements Timelines {
       }
       events.push(found.key);
       if (doomed.length >= PRUNE_BATCH) {
-        deleted += await this.#deleteKeys(doomed);
+        deleted += await deleteInBatches(kv, doomed);
         doomed = [];
       }
     }
     endPair();
-    return deleted + (await this.#deleteKeys(doomed));
-  }
-
-  async #deleteKeys(doomed: readonly string[]): Promise<number> {
-    let deleted = 0;
-    for (let i = 0; i < doomed.length; i += PRUNE_BATCH) {
-      const batch = doomed.slice(i, i + PRUNE_BATCH);
-      const res = await this.#ctx.kv.txn(
-        [],
-        batch.map((key) => ({ type: 'delete', key })),
-      );
-      for (const r of res.results) if (r.type === 'delete') deleted += r.deleted;
-    }
-    return deleted;
+    return deleted + (await deleteInBatches(kv, doomed));
   }
 }
