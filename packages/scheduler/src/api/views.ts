@@ -15,6 +15,7 @@ import {
 import type { CooldownView, ParkView } from './schemas/cooldown.js';
 import type { PolicyView } from './schemas/policy.js';
 import type { TimelineEventView } from './schemas/timeline.js';
+import { withIsoTimes } from './schemas/common.js';
 
 /** ISO 8601 text of a time in ms since the Unix epoch (millisecond precision, UTC). */
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -99,9 +100,5 @@ export function policyView(policy: CooldownPolicy, masterId: string, runs: reado
  * `until` beside `until_ms` where the event has one (null where that is null).
  */
 export function timelineEventView(e: TimelineEvent): TimelineEventView {
-  return {
-    ...e,
-    at: iso(e.at_ms),
-    ...(e.until_ms !== undefined ? { until: e.until_ms === null ? null : iso(e.until_ms) } : {}),
-  };
+  return withIsoTimes(e);
 }

@@ -4,17 +4,10 @@
  */
 import { z } from '@hono/zod-openapi';
 import { type AuditEntry, AuditEntrySchema } from '@maintd/core';
-import { NextCursor } from './common.js';
+import { IsoTimes, NextCursor, withIsoTimes } from './common.js';
 
 /** One audit entry as served: the stored entry with `at` (and `until`, where it has `until_ms`) as ISO 8601 text. */
-export const AuditEntryViewSchema = AuditEntrySchema.extend({
-  at: z.iso.datetime().describe('`at_ms` as an ISO 8601 UTC timestamp'),
-  until: z.iso
-    .datetime()
-    .nullable()
-    .optional()
-    .describe('`until_ms` as an ISO 8601 UTC timestamp; null where `until_ms` is null, absent where it is'),
-}).meta({
+export const AuditEntryViewSchema = AuditEntrySchema.extend(IsoTimes).meta({
   id: 'AuditEntry',
   description:
     'One operator action that committed: `who` (a token’s name, never the token), `client`, `at`, `action`, `route`, what it named (`kind`, `target`, `task_id`, or a bulk action’s `filter`), `outcome`, and for a bulk action `count` (exactly the stores it committed) and `matched`. A client shows an `action` or `outcome` it does not know as it is, and keeps fields it does not know',
@@ -32,13 +25,7 @@ export const AuditPageSchema = z
 /** A page of the audit trail as the API serves it. */
 export type AuditPageBody = z.infer<typeof AuditPageSchema>;
 
-const iso = (ms: number): string => new Date(ms).toISOString();
-
 /** An entry as the API serves it: times as ISO 8601 text beside the stored milliseconds. */
 export function auditEntryView(e: AuditEntry): AuditEntryView {
-  return {
-    ...e,
-    at: iso(e.at_ms),
-    ...(e.until_ms !== undefined ? { until: e.until_ms === null ? null : iso(e.until_ms) } : {}),
-  };
+  return withIsoTimes(e);
 }

@@ -28,3 +28,28 @@ export const NextCursor = z
   .string()
   .nullable()
   .describe('Pass as `cursor` to read the next page (the `Link` header says the same); null on the last page');
+/**
+ * `at` and `until` as ISO 8601 text, beside a stored event's `at_ms` and `until_ms`: the fields a
+ * timeline event's and an audit entry's views add.
+ */
+export const IsoTimes = {
+  at: z.iso.datetime().describe('`at_ms` as an ISO 8601 UTC timestamp'),
+  until: z.iso
+    .datetime()
+    .nullable()
+    .optional()
+    .describe('`until_ms` as an ISO 8601 UTC timestamp; null where `until_ms` is null, absent where it is'),
+};
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** `e` with {@link IsoTimes}: `at` always, `until` where `e` has `until_ms` (null where that is). */
+export function withIsoTimes<T extends { readonly at_ms: number; readonly until_ms?: number | null | undefined }>(
+  e: T,
+): T & { at: string; until?: string | null } {
+  return {
+    ...e,
+    at: iso(e.at_ms),
+    ...(e.until_ms !== undefined ? { until: e.until_ms === null ? null : iso(e.until_ms) } : {}),
+  };
+}

@@ -4,19 +4,12 @@
  */
 import { z } from '@hono/zod-openapi';
 import { TargetSchema, TaskKindSchema, TimelineEventSchema } from '@maintd/core';
-import { Count } from './common.js';
+import { Count, IsoTimes } from './common.js';
 import { CooldownSchema } from './cooldown.js';
 import { PolicySchema } from './policy.js';
 
 /** One timeline event as served: the stored event with `at` (and `until`, where it has `until_ms`) as ISO 8601 text. */
-export const TimelineEventViewSchema = TimelineEventSchema.extend({
-  at: z.iso.datetime().describe('`at_ms` as an ISO 8601 UTC timestamp'),
-  until: z.iso
-    .datetime()
-    .nullable()
-    .optional()
-    .describe('`until_ms` as an ISO 8601 UTC timestamp; null where `until_ms` is null, absent where it is'),
-}).meta({
+export const TimelineEventViewSchema = TimelineEventSchema.extend(IsoTimes).meta({
   id: 'TimelineEvent',
   description:
     'One thing that happened to one kind on one store: its `type`, when, and the details that apply to it. A client shows a `type` it does not know as it is',
