@@ -5,9 +5,10 @@
  * long after startup said nothing: the PEM parses, the key is the certificate's, and the
  * certificate is valid now.
  */
-import { X509Certificate, type KeyObject, createPrivateKey } from 'node:crypto';
+import { type KeyObject, type X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { type SecureContextOptions, createSecureContext } from 'node:tls';
+import { parsePemCertificates } from './pem.js';
 import type { ServerTlsConfig } from './server-tls-settings.js';
 
 /** The served certificate, as logs and metrics describe it (never the key). */
@@ -38,8 +39,6 @@ export interface ServerTlsPems {
 export type CheckedServerTls =
   { readonly ok: true; readonly material: ServerTlsMaterial } | { readonly ok: false; readonly error: string };
 
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
-
 /** The setting names and paths of a config, for messages. */
 function fileNames(config: ServerTlsConfig) {
   const name = (setting: string, path: string) => `${config.prefix}_TLS_${setting}: '${path}'`;
@@ -59,18 +58,11 @@ const refuse = (refused: string): Refusal => ({ refused });
 const isRefusal = (v: unknown): v is Refusal => typeof v === 'object' && v !== null && 'refused' in v;
 
 /** Every certificate of a PEM bundle, parsed; refuses a file with none or a broken one. */
-function certificates(pem: string, file: string): X509Certificate[] | Refusal {
-  const blocks = pem.match(PEM_CERTIFICATE) ?? [];
-  if (blocks.length === 0) return refuse(`${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
-  const out: X509Certificate[] = [];
-  for (const [i, block] of blocks.entries()) {
-    try {
-      out.push(new X509Certificate(block));
-    } catch (err) {
-      return refuse(`${file}: certificate #${i + 1} does not parse: ${(err as Error).message}`);
-    }
-  }
-  return out;
+function certificates(pem: string, file: string): readonly X509Certificate[] | Refusal {
+  const parsed = parsePemCertificates(pem);
+  if (parsed.ok) return parsed.certificates;
+  if (parsed.index === undefined) return refuse(`${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  return refuse(`${file}: certificate #${parsed.index} does not parse: ${parsed.message}`);
 }
 
 function privateKey(pem: string, file: string): KeyObject | Refusal {

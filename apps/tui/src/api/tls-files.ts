@@ -1,6 +1,7 @@
-import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { type X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ValidationError } from '@maintd/core';
+import { parsePemCertificates } from '@maintd/settings';
 
 /** Where the dashboard's TLS client files are (`--ca`, `--cert`, `--key`); undefined: not used. */
 export interface TlsPaths {
@@ -17,8 +18,6 @@ export interface TlsMaterial {
   readonly cert?: string | undefined;
   readonly key?: string | undefined;
 }
-
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
 /**
  * Reads and checks the TLS client files before the screen is taken, so a bad one stops the start
@@ -61,16 +60,11 @@ async function read(option: string, path: string): Promise<string> {
 }
 
 /** The certificates of a PEM file, each parsed; at least one. */
-function certificates(option: string, path: string, pem: string): X509Certificate[] {
-  const blocks = pem.match(PEM_CERTIFICATE) ?? [];
-  if (blocks.length === 0) throw bad(option, path, 'holds no PEM certificate (-----BEGIN CERTIFICATE-----)');
-  return blocks.map((block, i) => {
-    try {
-      return new X509Certificate(block);
-    } catch (err) {
-      throw bad(option, path, `certificate ${i + 1} does not parse (${(err as Error).message})`);
-    }
-  });
+function certificates(option: string, path: string, pem: string): readonly X509Certificate[] {
+  const parsed = parsePemCertificates(pem);
+  if (parsed.ok) return parsed.certificates;
+  if (parsed.index === undefined) throw bad(option, path, 'holds no PEM certificate (-----BEGIN CERTIFICATE-----)');
+  throw bad(option, path, `certificate ${parsed.index} does not parse (${parsed.message})`);
 }
 
 function bad(option: string, path: string, why: string): ValidationError {
