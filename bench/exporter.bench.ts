@@ -6,7 +6,11 @@
  * peak RSS of the exporter's whole process tree during the first full sync ≤ 150 MB, in one
  * process; RSS settled after the sync and the load ≤ 1.3× the baseline's. The memory rows break
  * RSS down into the V8 heap (committed and used) and memory outside it (Buffers, native), from
- * the exporter's own process metrics.
+ * the exporter's own process metrics, and give the RSS of malloc's main heap (the `[heap]` mapping
+ * of /proc/<pid>/smaps: what the process freed but glibc kept).
+ *
+ * `BENCH_EXPORTER_ENV` (a JSON object) adds to the exporter's environment, to measure a setting or
+ * a runtime flag: `{"EXPORTER_SYNC_PAGE_SIZE":"100"}`, `{"NODE_OPTIONS":"--max-semi-space-size=2"}`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -187,6 +191,8 @@ interface Memory {
   readonly heap: number;
   /** Outside the V8 heap but held by its objects: Buffers and other native memory. */
   readonly external: number;
+  /** Resident in malloc's main heap (the `[heap]` mapping), freed or not. */
+  readonly mallocHeap: number;
 }
 
 function spawnNode(args: string[], env: Record<string, string>, cwd: string): ChildProcess {
@@ -195,6 +201,17 @@ function spawnNode(args: string[], env: Record<string, string>, cwd: string): Ch
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+}
+
+/** Resident MB of the `[heap]` mapping of `pid`: malloc's main arena (Linux). */
+function mallocHeapMb(pid: number): number {
+  let kb = 0;
+  let inHeap = false;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inHeap = line.endsWith(' [heap]');
+    else if (inHeap) kb += Number(/^Rss:\s+(\d+) kB/.exec(line)?.[1] ?? 0);
+  }
+  return kb / 1024;
 }
 
 /** A line of `/proc/<pid>/status`, in MB (Linux). */
@@ -297,6 +314,7 @@ try {
       EXPORTER_HOST: '127.0.0.1',
       EXPORTER_PORT: String(exporterPort),
       LOG_LEVEL: 'warn',
+      ...(JSON.parse(process.env.BENCH_EXPORTER_ENV ?? '{}') as Record<string, string>),
     },
     exporterDir,
   );
@@ -315,6 +333,7 @@ try {
       heapTotal: mb('nodejs_heap_size_total_bytes'),
       heap: mb('nodejs_heap_size_used_bytes'),
       external: mb('nodejs_external_memory_bytes'),
+      mallocHeap: mallocHeapMb(exporter.pid!),
     };
   };
   const settle = async (): Promise<Memory> => {
@@ -352,10 +371,10 @@ try {
   const writer = (async () => {
     const random = seededRandom(9);
     const start = performance.now();
-    while (writing) {
+    while (writing && active.length > 0) {
       // Distinct tasks: etcd refuses a transaction that writes one key twice.
       const picked = new Set<TaskRecord>();
-      while (picked.size < 50) picked.add(active[Math.floor(random.next() * active.length)]!);
+      while (picked.size < Math.min(50, active.length)) picked.add(active[Math.floor(random.next() * active.length)]!);
       const ops: TxnOp[] = [...picked].map((t) => {
         t.state = t.state === 'queued' ? 'running' : 'queued';
         return { type: 'put', key: keys.task(t.id), value: encodeTask(t) };
@@ -408,11 +427,11 @@ try {
     `| maintd-exporter | ${expLoad.rps.toFixed(0)} | ${expLoad.p99} | ${expLoad.errors} | ${f(expLoad.rps / baseLoad.rps)} |`,
   );
   console.log('\n## Memory (goals: peak ≤ 150 MB during the first sync, one process; settled ≤ 1.3× the baseline)\n');
-  console.log('| maintd-exporter | RSS MB | V8 heap committed MB | heap used MB | external MB |');
-  console.log('|---|---:|---:|---:|---:|');
+  console.log('| maintd-exporter | RSS MB | V8 heap committed MB | heap used MB | external MB | malloc heap MB |');
+  console.log('|---|---:|---:|---:|---:|---:|');
   const mem = (name: string, m: Memory): void =>
     console.log(
-      `| ${name} | ${m.rss.toFixed(0)} | ${m.heapTotal.toFixed(0)} | ${m.heap.toFixed(0)} | ${m.external.toFixed(0)} |`,
+      `| ${name} | ${m.rss.toFixed(0)} | ${m.heapTotal.toFixed(0)} | ${m.heap.toFixed(0)} | ${m.external.toFixed(0)} | ${m.mallocHeap.toFixed(0)} |`,
     );
   mem('just in sync', synced);
   mem(`in sync, ${SETTLE_SECONDS} s later`, syncedSettled);

@@ -14,6 +14,8 @@ export interface ExporterConfig {
   readonly etcd: EtcdConfig;
   /** EXPORTER_CHECK_INTERVAL_SECS, default 5: how often etcd's reachability is checked. */
   readonly checkIntervalSecs: number;
+  /** EXPORTER_SYNC_PAGE_SIZE, default 500: keys per range read of a full sync. */
+  readonly syncPageSize: number;
   /** LOG_LEVEL, default info. */
   readonly logLevel: LogLevel;
   /** LOG_FORMAT, default auto: pretty when stdout is a terminal (resolved by `main.ts`), else json. */

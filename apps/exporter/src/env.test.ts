@@ -36,6 +36,7 @@ describe('exporter configuration', () => {
         clientKey: undefined,
       },
       checkIntervalSecs: 5,
+      syncPageSize: 500,
       logLevel: 'info',
       logFormat: 'auto',
     });
@@ -86,6 +87,13 @@ describe('exporter configuration', () => {
     );
     expect(error([], { ETCD_ENDPOINTS: 'etcd:2379' })).toMatch(/ETCD_ENDPOINTS.*http\(s\)/);
     expect(error(['--nope=1'])).toBe('unknown flag --nope (see --help)');
+  });
+
+  it('takes the keys per sync read from EXPORTER_SYNC_PAGE_SIZE, within what one etcd reply can carry', () => {
+    expect(config([], { ...ETCD, EXPORTER_SYNC_PAGE_SIZE: '100' }).syncPageSize).toBe(100);
+    expect(error([], { ...ETCD, EXPORTER_SYNC_PAGE_SIZE: '10' })).toBe(
+      'invalid EXPORTER_SYNC_PAGE_SIZE (--exporter-sync-page-size): expected a whole number from 50 to 2000, got "10"',
+    );
   });
 
   it('requires credentials and client certificates in pairs, without echoing the password', () => {

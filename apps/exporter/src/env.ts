@@ -25,6 +25,7 @@ import {
 } from '@maintd/settings';
 import { z } from 'zod';
 import type { ExporterConfig } from './config.js';
+import { DEFAULT_PAGE_SIZE } from './load.js';
 
 // ---- the schema --------------------------------------------------------------------------------
 
@@ -50,6 +51,10 @@ const shape = {
   EXPORTER_CHECK_INTERVAL_SECS: setting(timerSecs(1), '5', {
     description:
       'How often etcd is checked while the watch is quiet; maintd_exporter_up drops to 0 within about this long of an outage.',
+  }),
+  EXPORTER_SYNC_PAGE_SIZE: setting(wholeNumber(50, 2000, 'keys'), String(DEFAULT_PAGE_SIZE), {
+    description:
+      'Keys per range read of a full sync. Fewer hold less at once (a lower memory peak during a sync) but make more reads, each of which costs etcd a count of the keys left in its section; docs/SCALING.md has figures.',
   }),
   ...logSettings(),
 };
@@ -137,6 +142,7 @@ function toConfig(s: Settings): ExporterConfig {
     tls: serverTlsConfig('EXPORTER', s),
     etcd: etcdConfig(s),
     checkIntervalSecs: s.EXPORTER_CHECK_INTERVAL_SECS,
+    syncPageSize: s.EXPORTER_SYNC_PAGE_SIZE,
     logLevel: s.LOG_LEVEL,
     logFormat: s.LOG_FORMAT,
   };

@@ -74,6 +74,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     random: cryptoRandom,
     logger,
     checkIntervalMs: config.checkIntervalSecs * 1000,
+    pageSize: config.syncPageSize,
     // gRPC reports a TLS failure as a bare UNAVAILABLE: the handshake says what is wrong.
     explain: () => diagnoseEtcdTls(kvOptions),
     endpoints: config.etcd.endpoints,
