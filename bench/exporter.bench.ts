@@ -7,7 +7,9 @@
  * process; RSS settled after the sync and the load ≤ 1.3× the baseline's. The memory rows break
  * RSS down into the V8 heap (committed and used) and memory outside it (Buffers, native), from
  * the exporter's own process metrics, and give the RSS of malloc's main heap (the `[heap]` mapping
- * of /proc/<pid>/smaps: what the process freed but glibc kept).
+ * of /proc/<pid>/smaps: what the process freed but glibc kept). For reference, not a goal: the
+ * settled RSS of a second baseline that also holds an etcd client watching the prefix, as any
+ * exporter must.
  *
  * `BENCH_EXPORTER_ENV` (a JSON object) adds to the exporter's environment, to measure a setting or
  * a runtime flag: `{"EXPORTER_SYNC_PAGE_SIZE":"100"}`, `{"NODE_OPTIONS":"--max-semi-space-size=2"}`.
@@ -180,6 +182,11 @@ for (const [name, f] of families) {
 const app = new Hono();
 app.get('/metrics', async (c) => c.text(await registry.metrics(), 200, { 'content-type': registry.contentType }));
 serve({ fetch: app.fetch, hostname: '127.0.0.1', port: Number(process.env.PORT) }, () => console.error('baseline: ' + series + ' exporter series registered'));
+// The second baseline also holds what any exporter must: an etcd client, watching the prefix.
+if (process.env.WATCH_ENDPOINTS) {
+  const { EtcdKv } = await import('@maintd/core');
+  await new EtcdKv({ endpoints: process.env.WATCH_ENDPOINTS.split(',') }).watch(process.env.WATCH_PREFIX + '/', () => {});
+}
 `;
 
 /** The exporter's memory, in MB, from its own process metrics. */
@@ -355,7 +362,23 @@ try {
     exporterDir,
   );
   children.push(baseline);
+  // Not a goal's reference: what the settled figure would be measured against if the baseline
+  // also carried an etcd client (@maintd/core's EtcdKv) watching the prefix, as an exporter must.
+  const watchingPort = await freePort();
+  const watchingUrl = `http://127.0.0.1:${watchingPort}/metrics`;
+  const watching = spawnNode(
+    ['--input-type=module', '-e', BASELINE],
+    {
+      FAMILIES: families,
+      PORT: String(watchingPort),
+      WATCH_ENDPOINTS: endpoints.join(','),
+      WATCH_PREFIX: prefix,
+    },
+    exporterDir,
+  );
+  children.push(watching);
   await waitOk(baselineUrl);
+  await waitOk(watchingUrl);
   const series = (text: string): number => text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
   const baselineText = (await scrape(baselineUrl)).text;
 
@@ -398,9 +421,11 @@ try {
   };
   const expLoad = await load(exporterUrl);
   const baseLoad = await load(baselineUrl);
+  await load(watchingUrl);
   const loaded = await memory();
   const loadedSettled = await settle();
   const baseRss = metric((await scrape(baselineUrl)).text, 'process_resident_memory_bytes') / 2 ** 20;
+  const watchingRss = metric((await scrape(watchingUrl)).text, 'process_resident_memory_bytes') / 2 ** 20;
 
   const f = (x: number): string => x.toFixed(2);
   console.log(
@@ -442,6 +467,9 @@ try {
   );
   console.log(
     `settled after the sync and the load: exporter ${loadedSettled.rss.toFixed(0)} MB, baseline server ${baseRss.toFixed(0)} MB: ${f(loadedSettled.rss / baseRss)}×`,
+  );
+  console.log(
+    `for reference, the baseline with an etcd client watching the prefix (the same load): ${watchingRss.toFixed(0)} MB; the exporter is ${f(loadedSettled.rss / watchingRss)}× that`,
   );
 } finally {
   const running = children.filter((c) => c.exitCode === null);
