@@ -21,7 +21,7 @@ export {
   wholeNumber,
   word,
 } from './settings.js';
-export { type ParsedCertificates, parsePemCertificates } from './pem.js';
+export { type CheckedKeyPair, type ParsedCertificates, checkKeyPair, parsePemCertificates } from './pem.js';
 export { LOG_FORMATS, type LogFormat, logFormat, resolveLogFormat } from './log-format.js';
 export {
   type EtcdConfig,

@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { type KeyObject, X509Certificate, createPrivateKey } from 'node:crypto';
 
 /**
  * Every certificate of a PEM text, parsed, or why not: none in it, or the 1-based `index` of one
@@ -25,4 +25,40 @@ export function parsePemCertificates(pem: string): ParsedCertificates {
   }
   const [first, ...rest] = out;
   return first === undefined ? { ok: false } : { ok: true, certificates: [first, ...rest] };
+}
+
+/**
+ * Whether a certificate and a PEM private key make a usable pair at `nowMs`, or why not: the key
+ * does not parse (OpenSSL's `message`; `encrypted` when it is passphrase-protected), it is not the
+ * certificate's, or the certificate is not valid yet or any more. The caller words the refusal.
+ */
+export type CheckedKeyPair =
+  | {
+      readonly ok: true;
+      readonly problem?: undefined;
+      readonly key: KeyObject;
+      readonly notBeforeMs: number;
+      readonly notAfterMs: number;
+    }
+  | { readonly ok: false; readonly problem: 'key'; readonly message: string; readonly encrypted: boolean }
+  | { readonly ok: false; readonly problem: 'mismatch' }
+  | { readonly ok: false; readonly problem: 'not-yet-valid'; readonly notBeforeMs: number }
+  | { readonly ok: false; readonly problem: 'expired'; readonly notAfterMs: number };
+
+/** Checks `keyPem` against the leaf certificate `cert` at `nowMs` ({@link CheckedKeyPair}). */
+export function checkKeyPair(cert: X509Certificate, keyPem: string, nowMs: number): CheckedKeyPair {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(keyPem);
+  } catch (err) {
+    const message = (err as Error).message;
+    const encrypted = /passphrase|encrypted|bad decrypt/i.test(message) || keyPem.includes('ENCRYPTED');
+    return { ok: false, problem: 'key', message, encrypted };
+  }
+  if (!cert.checkPrivateKey(key)) return { ok: false, problem: 'mismatch' };
+  const notBeforeMs = Date.parse(cert.validFrom);
+  const notAfterMs = Date.parse(cert.validTo);
+  if (!(nowMs >= notBeforeMs)) return { ok: false, problem: 'not-yet-valid', notBeforeMs };
+  if (!(nowMs < notAfterMs)) return { ok: false, problem: 'expired', notAfterMs };
+  return { ok: true, key, notBeforeMs, notAfterMs };
 }

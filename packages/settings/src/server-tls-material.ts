@@ -5,10 +5,10 @@
  * long after startup said nothing: the PEM parses, the key is the certificate's, and the
  * certificate is valid now.
  */
-import { type KeyObject, type X509Certificate, createPrivateKey } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { type SecureContextOptions, createSecureContext } from 'node:tls';
-import { parsePemCertificates } from './pem.js';
+import { checkKeyPair, parsePemCertificates } from './pem.js';
 import type { ServerTlsConfig } from './server-tls-settings.js';
 
 /** The served certificate, as logs and metrics describe it (never the key). */
@@ -65,19 +65,6 @@ function certificates(pem: string, file: string): readonly X509Certificate[] | R
   return refuse(`${file}: certificate #${parsed.index} does not parse: ${parsed.message}`);
 }
 
-function privateKey(pem: string, file: string): KeyObject | Refusal {
-  try {
-    return createPrivateKey(pem);
-  } catch (err) {
-    const message = (err as Error).message;
-    // OpenSSL's words for an encrypted key are obscure; say what to do instead. The key's text is never quoted.
-    if (/passphrase|encrypted|bad decrypt/i.test(message) || pem.includes('ENCRYPTED')) {
-      return refuse(`${file} is encrypted: maintd reads an unencrypted key (restrict the file's mode instead)`);
-    }
-    return refuse(`${file} holds no usable PEM private key: ${message}`);
-  }
-}
-
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /**
@@ -96,15 +83,23 @@ function check(config: ServerTlsConfig, pems: ServerTlsPems, nowMs: number): Ser
   if (isRefusal(chain)) return chain;
   const [leaf] = chain;
   if (leaf === undefined) return refuse(`${files.cert} holds no certificate`);
-  const key = privateKey(pems.key, files.key);
-  if (isRefusal(key)) return key;
-  if (!leaf.checkPrivateKey(key)) {
-    return refuse(`${files.key} is not the key of the certificate in ${config.prefix}_TLS_CERT`);
+  const pair = checkKeyPair(leaf, pems.key, nowMs);
+  switch (pair.problem) {
+    case 'key':
+      // OpenSSL's words for an encrypted key are obscure; say what to do instead. The key's text is never quoted.
+      return refuse(
+        pair.encrypted
+          ? `${files.key} is encrypted: maintd reads an unencrypted key (restrict the file's mode instead)`
+          : `${files.key} holds no usable PEM private key: ${pair.message}`,
+      );
+    case 'mismatch':
+      return refuse(`${files.key} is not the key of the certificate in ${config.prefix}_TLS_CERT`);
+    case 'not-yet-valid':
+      return refuse(`${files.cert} is not valid yet (from ${iso(pair.notBeforeMs)})`);
+    case 'expired':
+      return refuse(`${files.cert} has expired (at ${iso(pair.notAfterMs)})`);
   }
-  const notBeforeMs = Date.parse(leaf.validFrom);
-  const notAfterMs = Date.parse(leaf.validTo);
-  if (!(nowMs >= notBeforeMs)) return refuse(`${files.cert} is not valid yet (from ${iso(notBeforeMs)})`);
-  if (!(nowMs < notAfterMs)) return refuse(`${files.cert} has expired (at ${iso(notAfterMs)})`);
+  const { notBeforeMs, notAfterMs } = pair;
   if (pems.clientCa !== undefined) {
     const cas = certificates(pems.clientCa, files.clientCa);
     if (isRefusal(cas)) return cas;

@@ -1,7 +1,7 @@
-import { type X509Certificate, createPrivateKey } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ValidationError } from '@maintd/core';
-import { parsePemCertificates } from '@maintd/settings';
+import { checkKeyPair, parsePemCertificates } from '@maintd/settings';
 
 /** Where the dashboard's TLS client files are (`--ca`, `--cert`, `--key`); undefined: not used. */
 export interface TlsPaths {
@@ -33,19 +33,17 @@ export async function loadTlsFiles(paths: TlsPaths, nowMs: number): Promise<TlsM
   const cert = await read('--cert', paths.cert);
   const key = await read('--key', paths.key);
   const leaf = certificates('--cert', paths.cert, cert)[0]!;
-  let privateKey;
-  try {
-    privateKey = createPrivateKey(key);
-  } catch (err) {
-    throw bad('--key', paths.key, `not a readable PEM private key (${(err as Error).message})`);
+  const pair = checkKeyPair(leaf, key, nowMs);
+  switch (pair.problem) {
+    case 'key':
+      throw bad('--key', paths.key, `not a readable PEM private key (${pair.message})`);
+    case 'mismatch':
+      throw bad('--key', paths.key, `is not the key of the certificate in ${paths.cert} (--cert)`);
+    case 'not-yet-valid':
+      throw bad('--cert', paths.cert, `is not valid before ${new Date(pair.notBeforeMs).toISOString()}`);
+    case 'expired':
+      throw bad('--cert', paths.cert, `expired at ${new Date(pair.notAfterMs).toISOString()}`);
   }
-  if (!leaf.checkPrivateKey(privateKey)) {
-    throw bad('--key', paths.key, `is not the key of the certificate in ${paths.cert} (--cert)`);
-  }
-  const from = Date.parse(leaf.validFrom);
-  const to = Date.parse(leaf.validTo);
-  if (nowMs < from) throw bad('--cert', paths.cert, `is not valid before ${new Date(from).toISOString()}`);
-  if (nowMs > to) throw bad('--cert', paths.cert, `expired at ${new Date(to).toISOString()}`);
   return { ca, cert, key };
 }
 
