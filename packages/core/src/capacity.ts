@@ -134,7 +134,7 @@ export class CapacityLedger {
     this.#changed = true;
   }
 
-  /** Whether anything was counted since the last {@link snapshot}. */
+  /** Whether anything was counted since the last {@link CapacityLedger.snapshot}. */
   get changed(): boolean {
     return this.#changed;
   }
