@@ -163,6 +163,7 @@ export {
   type BulkActions,
   type Claim,
   type ClaimOptions,
+  type CapacityStore,
   type ClusterStore,
   type CooldownEffect,
   type CooldownRead,

@@ -87,6 +87,10 @@ export interface Keys {
   sweep(name: string): string;
   /** `P/cluster`: the fleet-wide feature gates (docs/ARCHITECTURE.md §2.8). */
   readonly cluster: string;
+  /** `P/capacity/<master id>`: a master's slot time over its last hour (docs/ARCHITECTURE.md §3.5); no lease. */
+  capacity(masterId: string): string;
+  /** `P/capacity/`. */
+  readonly capacityPrefix: string;
 }
 
 /** `base`, narrowed to one kind and then to one of its targets, when given. */
@@ -135,5 +139,7 @@ export function keysFor(prefix = DEFAULT_PREFIX): Keys {
     lock: (name) => `${p}/locks/${name}`,
     sweep: (name) => `${p}/sweeps/${name}`,
     cluster: `${p}/cluster`,
+    capacity: (masterId) => `${p}/capacity/${masterId}`,
+    capacityPrefix: `${p}/capacity/`,
   };
 }

@@ -18,6 +18,7 @@ import type { AuditTrail } from './store/audit-store.js';
 import type { BulkActions } from './store/bulk-actions.js';
 import { resumeLapsed } from './store/held.js';
 import type { Timelines } from './store/timeline-store.js';
+import type { CapacityStore } from './store/capacity-store.js';
 import type { ClusterStore } from './store/cluster-store.js';
 import type { RecordFailureResult } from './store/cooldown-store.js';
 import type { HeldLock } from './store/coordination.js';
@@ -32,6 +33,7 @@ export type { Claim, ClaimOptions } from './store/claimer.js';
 export type { Actor, Pair } from './store/cooldown-store.js';
 export type { AuditFields, AuditPage, AuditQuery, AuditTrail } from './store/audit-store.js';
 export type { BulkActions } from './store/bulk-actions.js';
+export type { CapacityStore } from './store/capacity-store.js';
 export type { ClusterStore } from './store/cluster-store.js';
 export type { CooldownRead, RecordFailureResult } from './store/cooldown-store.js';
 export type { HeldLock } from './store/coordination.js';
@@ -64,6 +66,8 @@ export class TaskStore {
   readonly session: Session;
   /** The fleet-wide feature gates at `P/cluster` (docs/ARCHITECTURE.md §2.8). */
   readonly cluster: ClusterStore;
+  /** The masters' slot time over the last hour at `P/capacity/` (docs/ARCHITECTURE.md §3.5). */
+  readonly capacity: CapacityStore;
   /** Each (kind, target)'s timeline (docs/ARCHITECTURE.md §2.7): its events, and the fleet-wide prune. */
   readonly timelines: Timelines;
   /** The audit trail of operator actions (docs/ARCHITECTURE.md §2.9): its pages, and its prune. */
@@ -79,6 +83,7 @@ export class TaskStore {
     this.masterId = masterId;
     this.policy = opened.policy;
     this.cluster = opened.parts.cluster;
+    this.capacity = opened.parts.capacity;
     this.timelines = opened.parts.timeline;
     this.audit = opened.parts.audit;
     this.bulk = opened.parts.bulk;

@@ -5,6 +5,7 @@ import { GroupCommitKv } from '../kv/group-commit.js';
 import { cryptoRandom } from '../random.js';
 import type { Session } from '../session.js';
 import { Claimer } from './claimer.js';
+import { CapacityStore } from './capacity-store.js';
 import { ClusterStore } from './cluster-store.js';
 import type { StoreContext } from './context.js';
 import { CooldownStore } from './cooldown-store.js';
@@ -42,6 +43,7 @@ export interface StoreParts {
   readonly workerScans: WorkerScans;
   readonly coordination: Coordination;
   readonly cluster: ClusterStore;
+  readonly capacity: CapacityStore;
 }
 
 /**
@@ -109,5 +111,6 @@ export function storeParts(
     workerScans: new WorkerScans(ctx),
     coordination,
     cluster: new ClusterStore(ctx, audit),
+    capacity: new CapacityStore(ctx),
   };
 }
