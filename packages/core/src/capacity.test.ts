@@ -100,12 +100,11 @@ describe('the capacity ledger', () => {
     expect((CapacityRecordSchema.parse(r) as CapacityRecord & { region?: string }).region).toBe('eu');
   });
 
-  it('says whether anything was counted since the last snapshot', () => {
+  it('counts its revisions, so that a writer knows whether anything was counted since its last write', () => {
     const l = new CapacityLedger();
-    expect(l.changed).toBe(false);
+    expect(l.revision).toBe(0);
     l.record('compact', 'x', 1, false, T0);
-    expect(l.changed).toBe(true);
     l.snapshot('m', T0);
-    expect(l.changed).toBe(false);
+    expect(l.revision).toBe(1);
   });
 });

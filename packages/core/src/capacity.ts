@@ -105,7 +105,7 @@ function byUse(a: StoreUse, b: StoreUse): number {
  */
 export class CapacityLedger {
   readonly #buckets: Bucket[] = [];
-  #changed = false;
+  #revision = 0;
 
   /** Counts one finished task: `seconds` of slot time on `target`, failed or not, at `nowMs`. */
   record(kind: TaskKind, target: string, seconds: number, failed: boolean, nowMs: number): void {
@@ -131,12 +131,12 @@ export class CapacityLedger {
       k.stores.set(target, store);
     }
     add(store, s, failed);
-    this.#changed = true;
+    this.#revision++;
   }
 
-  /** Whether anything was counted since the last {@link CapacityLedger.snapshot}. */
-  get changed(): boolean {
-    return this.#changed;
+  /** How many tasks were counted so far: a writer compares it with what it last wrote. */
+  get revision(): number {
+    return this.#revision;
   }
 
   /** Whether the ledger holds nothing from the last hour before `nowMs`. */
@@ -148,7 +148,6 @@ export class CapacityLedger {
   /** The last hour before `nowMs`, as this master writes it to `P/capacity/<masterId>`. */
   snapshot(masterId: string, nowMs: number): CapacityRecord {
     this.#prune(nowMs);
-    this.#changed = false;
     const kinds: Record<string, CapacityRecord['kinds'][string]> = {};
     const names = new Set(this.#buckets.flatMap((b) => [...b.kinds.keys()]));
     for (const kind of [...names].sort()) {
