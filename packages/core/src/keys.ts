@@ -12,7 +12,9 @@ export function targetFromHex(hex: string): string {
 
 /** A (kind, target) pair named by a key: see {@link parsePairKey}. */
 export interface PairKey {
+  /** The task kind. */
   readonly kind: TaskKind;
+  /** The target (store name), decoded from the key's hex. */
   readonly target: string;
 }
 

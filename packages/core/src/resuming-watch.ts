@@ -24,7 +24,9 @@ export type WatchFailurePhase =
 
 /** A failure of a {@link ResumingWatch}, as its {@link ResumingWatchOptions.onFailure} hears of it. */
 export interface WatchFailure {
+  /** What failed. */
   readonly phase: WatchFailurePhase;
+  /** Why: the read's or the watch's error (a `WatchCompactedError` when compacted). */
   readonly error: unknown;
   /** The history a watch needed is compacted: it cannot resume, only start over from a load. */
   readonly compacted: boolean;
@@ -43,6 +45,7 @@ export interface RetryPlan {
 
 /** What a {@link ResumingWatch} reads and watches, and whom it tells. */
 export interface ResumingWatchOptions {
+  /** The store read and watched. */
   readonly kv: Kv;
   /** Paces the retries and the periodic check. */
   readonly clock: Clock;
@@ -223,17 +226,15 @@ export class ResumingWatch {
     this.#newer = new Map();
     const firsts = new Map<string, number>();
     let first: number | undefined;
-    const newer: KeyValue[] = [];
     for (const prefix of this.#loads) {
       for await (const page of scanPages(kv, prefix, pageSize !== undefined ? { pageSize } : {})) {
         this.#stop.signal.throwIfAborted();
         first ??= page.revision;
         if (!firsts.has(prefix)) firsts.set(prefix, page.revision);
-        for (const pair of page.kvs) if (pair.modRevision > first) newer.push(pair);
+        for (const pair of page.kvs) if (pair.modRevision > first) this.#newer.set(pair.key, pair.modRevision);
         this.#o.onPage?.(prefix, page.kvs);
       }
     }
-    for (const pair of newer) this.#newer.set(pair.key, pair.modRevision);
     for (const [watched, p] of this.#positions) {
       let start: number | undefined;
       for (const [loaded, revision] of firsts) {
