@@ -52,10 +52,13 @@ function sourceOf(stem: string, known: ReadonlySet<string>): string | undefined 
 
 /** The source file behind the entry point `subpath` of a workspace package (`./dist/x.js` → `src/x.ts`). */
 function entrySource(pkg: WorkspacePackage, subpath: string, known: ReadonlySet<string>): string | undefined {
-  if (typeof pkg.exports !== 'object' || pkg.exports === null) return undefined;
-  const entry = (pkg.exports as Record<string, unknown>)[subpath];
-  const target =
-    typeof entry === 'string' ? entry : (entry as { import?: unknown; default?: unknown } | undefined)?.import;
+  const { exports } = pkg;
+  const entry =
+    typeof exports === 'string'
+      ? subpath === '.' && exports
+      : typeof exports === 'object' && exports !== null && (exports as Record<string, unknown>)[subpath];
+  const conditions = entry as { readonly import?: unknown; readonly default?: unknown } | undefined;
+  const target = typeof entry === 'string' ? entry : (conditions?.import ?? conditions?.default);
   if (typeof target !== 'string' || !target.startsWith('./dist/')) return undefined;
   return sourceOf(join(pkg.dir, 'src', target.slice('./dist/'.length).replace(/\.[cm]?jsx?$/, '')), known);
 }
