@@ -24,6 +24,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cooldown, startFakeMaster } from '../apps/tui/test/fake-master.js';
+import { StaticFleetSource } from '../apps/tui/test/static-source.js';
 import type * as TuiModule from '../apps/tui/dist/index.js';
 import type { Cooldown, FleetData, FleetSource, MaintdEvent, Store, Task } from '../apps/tui/dist/index.js';
 
@@ -169,7 +170,7 @@ async function main(): Promise<void> {
   const tui = (await import(
     process.env.BENCH_TUI_DIST ? pathToFileURL(process.env.BENCH_TUI_DIST).href : '../apps/tui/dist/index.js'
   )) as typeof TuiModule;
-  const { StaticFleetSource, renderDashboard, applyEvents, cooldownMap, EMPTY_FLEET, FleetFeed, MaintdClient } = tui;
+  const { renderDashboard, applyEvents, cooldownMap, EMPTY_FLEET, FleetFeed, MaintdClient } = tui;
 
   console.log(
     `maintd-top benchmark — ${COOLDOWNS.toLocaleString('en-US')} cooldowns and stores${process.env.BENCH_TUI_DIST ? ` (build: ${process.env.BENCH_TUI_DIST})` : ''}`,

@@ -5,7 +5,8 @@ import { cooldown, park, policy, startFakeMaster } from '../test/fake-master.js'
 import { MaintdClient } from './api/client.js';
 import type { Cooldown } from './api/types.js';
 import { FleetFeed } from './data/feed.js';
-import { EMPTY_FLEET, type FleetData, applyEvents, cooldownMap } from './state/fleet.js';
+import { applyEvents, cooldownMap } from './state/fleet.js';
+import { EMPTY_FLEET, type FleetData } from './state/fleet-data.js';
 
 type Mounted = ReturnType<typeof mountApp>;
 const mount = mountedEach();

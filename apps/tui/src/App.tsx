@@ -13,23 +13,16 @@ import { useRedrawGate } from './redraw-gate.js';
 import { type Activity, MAX_ACTIVITY, appendActivity, withOwnActivity } from './state/activity.js';
 import { ownRefs } from './state/audit-lines.js';
 import { previewed } from './state/bulk.js';
-import { ListViews } from './state/lists.js';
-import {
-  type Effect,
-  type KeyContext,
-  type UiState,
-  handleKey,
-  initialUi,
-  isList,
-  selectedIndex,
-  splitInput,
-} from './state/ui.js';
+import { ListViews } from './views/lists.js';
+import { type KeyContext, handleKey, initialUi, isList, selectedIndex, splitInput } from './state/ui.js';
+import type { Effect, UiState } from './state/ui-state.js';
 import { hintsFor, listPosition } from './status-line.js';
 import { type Theme, ThemeRoot } from './theme.js';
 import { layoutColumns } from './views/columns.js';
 import { Overview, overviewModel } from './views/Overview.js';
 import type { CellContext, ListSpec } from './views/list-spec.js';
-import { LIST_SPECS, type ListViewId, type ViewId } from './views/specs.js';
+import { LIST_SPECS } from './views/specs.js';
+import type { ListViewId, ViewId } from './common/view-ids.js';
 
 /** Props of {@link App}. */
 export interface AppProps {

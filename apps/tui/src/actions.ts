@@ -1,9 +1,12 @@
 import { type CooldownFilter, type DetailAnswer, needsNewerMaster } from './api/client.js';
 import type { BulkResult, Task, TaskKind } from './api/types.js';
-import type { FleetData } from './state/fleet.js';
-import { type PendingAction, describeAction } from './state/ui.js';
-import type { ActionItem, ActionKind, ListSpec } from './views/list-spec.js';
-import { LIST_SPECS, type ListViewId } from './views/specs.js';
+import type { FleetData } from './state/fleet-data.js';
+import { describeAction } from './state/ui.js';
+import type { PendingAction } from './state/ui-state.js';
+import type { ListSpec } from './views/list-spec.js';
+import type { ActionItem, ActionKind } from './common/action-items.js';
+import { LIST_SPECS } from './views/specs.js';
+import type { ListViewId } from './common/view-ids.js';
 
 /** The operations the dashboard performs on the master (a `MaintdClient` in production). */
 export interface ActionApi {

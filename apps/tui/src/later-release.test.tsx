@@ -6,7 +6,7 @@ import { parseMaintdEvent } from './api/events.js';
 import type { Cooldown, MaintdEvent, Task } from './api/types.js';
 import { FleetFeed } from './data/feed.js';
 import { overviewModel } from './views/Overview.js';
-import { EMPTY_FLEET } from './state/fleet.js';
+import { EMPTY_FLEET } from './state/fleet-data.js';
 
 // A master of a later release serves enum values this dashboard does not know (a task state
 // `held`, a cooldown state `ungated`, an error class, a source): they are shown as they come,

@@ -2,12 +2,15 @@ import type { Clock } from '@maintd/core';
 import { type RefObject, useCallback, useEffect, useReducer, useRef } from 'react';
 import type { FleetSnapshot, FleetSource } from './data/source.js';
 import { untilNextPeriod } from './hooks.js';
-import { type FleetData, cooldownKey } from './state/fleet.js';
-import type { ListViews } from './state/lists.js';
-import { type UiState, isList, selectedIndex } from './state/ui.js';
+import type { FleetData } from './state/fleet-data.js';
+import { cooldownKey } from './common/cooldown-key.js';
+import type { ListViews } from './views/lists.js';
+import { isList, selectedIndex } from './state/ui.js';
+import type { UiState } from './state/ui-state.js';
 import { type OverviewModel, overviewModel, sameOverview } from './views/Overview.js';
 import type { ListSpec } from './views/list-spec.js';
-import { LIST_SPECS, type ListViewId } from './views/specs.js';
+import { LIST_SPECS } from './views/specs.js';
+import type { ListViewId } from './common/view-ids.js';
 import { storeCooldowns } from './views/stores.js';
 
 /**

@@ -1,5 +1,5 @@
 import { formatCount } from './format.js';
-import type { ListUi, UiState } from './state/ui.js';
+import type { ListUi, UiState } from './state/ui-state.js';
 import { isList } from './state/ui.js';
 import type { ListSpec } from './views/list-spec.js';
 

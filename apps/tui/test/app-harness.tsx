@@ -9,11 +9,13 @@ import { type ActionApi } from '../src/actions.js';
 import type { DetailAnswer } from '../src/api/client.js';
 import { App, type AppProps } from '../src/App.js';
 import type { BulkResult, Cooldown, Store, Task, TaskKind, Worker } from '../src/api/types.js';
-import { type FleetSource, StaticFleetSource } from '../src/data/source.js';
+import type { FleetSource } from '../src/data/source.js';
 import type { Size } from '../src/hooks.js';
-import { EMPTY_FLEET, type FleetData, cooldownMap } from '../src/state/fleet.js';
+import { cooldownMap } from '../src/state/fleet.js';
+import { EMPTY_FLEET, type FleetData } from '../src/state/fleet-data.js';
 import { cooldown, master, policy } from './fake-master.js';
 import { taskMap } from './task-map.js';
+import { StaticFleetSource } from './static-source.js';
 
 /** The fixed "now" of component tests: 2023-11-14T22:13:20Z plus a little. */
 export const NOW = 1_700_000_000_000;

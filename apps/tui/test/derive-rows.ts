@@ -1,4 +1,4 @@
-import type { FleetData } from '../src/state/fleet.js';
+import type { FleetData } from '../src/state/fleet-data.js';
 import { type ListSpec, matcher } from '../src/views/list-spec.js';
 
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -11,7 +11,7 @@ import { cooldownState } from '@maintd/core';
 import type { AuditEntry } from '../src/api/audit.js';
 import type { MaintdEvent } from '../src/api/events.js';
 import type { Cooldown, Master, Policy, Store, Task, TimelineEvent, Worker } from '../src/api/types.js';
-import { cooldownKey } from '../src/state/fleet.js';
+import { cooldownKey } from '../src/common/cooldown-key.js';
 
 /** The fake's state; tests mutate it directly. */
 export interface FakeState {

@@ -13,7 +13,7 @@ import type {
 } from './model.js';
 import type { Session } from './session.js';
 import type { Claim, ClaimOptions } from './store/claimer.js';
-import type { Actor } from './store/cooldown-store.js';
+import type { Actor } from './store/operator-action.js';
 import type { AuditTrail } from './store/audit-store.js';
 import type { BulkActions } from './store/bulk-actions.js';
 import { resumeLapsed } from './store/held.js';
@@ -30,7 +30,7 @@ import type { StoreParts } from './store/parts.js';
 import type { TaskStoreOptions } from './store/store-options.js';
 
 export type { Claim, ClaimOptions } from './store/claimer.js';
-export type { Actor, Pair } from './store/cooldown-store.js';
+export type { Actor, Pair } from './store/operator-action.js';
 export type { AuditFields, AuditPage, AuditQuery, AuditTrail } from './store/audit-store.js';
 export type { BulkActions } from './store/bulk-actions.js';
 export type { CapacityStore } from './store/capacity-store.js';

@@ -1,8 +1,10 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { importCircles, importGraph, splitSpecifier, workspacePackages } from './import-graph.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SKIP_DIRS = new Set(['node_modules', 'dist', '.git', '.turbo', 'test-results', 'coverage']);
@@ -22,6 +24,19 @@ function counted(): string[] {
     .flatMap(walk)
     .filter((f) => /\.tsx?$/.test(f) && !/\.test\.tsx?$/.test(f) && !f.endsWith('.d.ts'))
     .filter((f) => !/auto-generated/.test(readFileSync(join(ROOT, f), 'utf8').slice(0, 300)));
+}
+
+/** The source files whose imports may form no circle: apps and packages, tests and test helpers aside. */
+function circleSources(): string[] {
+  return ['apps', 'packages']
+    .flatMap(walk)
+    .filter((f) => /\.[cm]?tsx?$/.test(f) && !/\.test\.tsx?$/.test(f) && !f.endsWith('.d.ts'))
+    .filter((f) => !f.split(sep).includes('test'));
+}
+
+/** Each import circle of `graph` as one line: its files. */
+function circleLines(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  return importCircles(graph).map((files) => `${files.length} files: ${files.join(', ')}`);
 }
 
 /** Lines as `wc -l` counts them. */
@@ -49,16 +64,6 @@ export function longClasses(path: string, text: string, limit: number): string[]
   };
   visit(sf);
   return out;
-}
-
-/** The package a bare specifier names and the subpath it asks of it (`.` for the root). */
-export function splitSpecifier(spec: string): { readonly name: string; readonly subpath: string } | undefined {
-  if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('node:') || spec.includes(':')) return undefined;
-  const parts = spec.split('/');
-  const n = spec.startsWith('@') ? 2 : 1;
-  const name = parts.slice(0, n).join('/');
-  const rest = parts.slice(n).join('/');
-  return { name, subpath: rest === '' ? '.' : `./${rest}` };
 }
 
 type Exports = string | null | { readonly [key: string]: Exports } | readonly Exports[];
@@ -127,6 +132,57 @@ describe('the shape of the code (docs/ARCHITECTURE.md §1)', () => {
 
   it('imports no path of a dependency that its exports map does not offer', () => {
     expect(internalImports()).toEqual([]);
+  });
+
+  it('has no import circle among the source files of apps and packages, type-only imports included', () => {
+    const graph = importGraph(ROOT, circleSources(), workspacePackages(ROOT, ['apps', 'packages']));
+    expect(graph.size).toBeGreaterThan(100);
+    expect(circleLines(graph)).toEqual([]);
+  });
+
+  it('finds a circle of any kind of import, across a folder index and across packages', () => {
+    const root = mkdtempSync(join(tmpdir(), 'layout-circles-'));
+    try {
+      const files: Record<string, string> = {
+        'apps/a/package.json': JSON.stringify({ name: '@x/a' }),
+        'apps/a/src/one.ts': "import type { Two } from './two.js';\nexport type One = Two;\n",
+        'apps/a/src/two.ts': "export { type One as Two } from './one.js';\n",
+        'apps/a/src/three.tsx': "export const load = () => import('./four/index.js');\n",
+        'apps/a/src/four/index.ts': "import { type T } from '../three.js';\nexport type U = T;\n",
+        'apps/a/src/five.ts': "import { x } from '@x/b';\nexport type F = typeof import('./five.js');\n",
+        'apps/a/src/six.ts': "import { one } from './one.js';\n// import './seven.js'\n",
+        'packages/b/package.json': JSON.stringify({ name: '@x/b', exports: { '.': { import: './dist/index.js' } } }),
+        'packages/b/src/index.ts': "export * as a from '../../../apps/a/src/five.js';\n",
+      };
+      for (const [path, text] of Object.entries(files)) {
+        mkdirSync(dirname(join(root, path)), { recursive: true });
+        writeFileSync(join(root, path), text);
+      }
+      const sources = Object.keys(files).filter((f) => f.endsWith('.ts') || f.endsWith('.tsx'));
+      const graph = importGraph(root, sources, workspacePackages(root, ['apps', 'packages']));
+      expect(graph.get('apps/a/src/six.ts')).toEqual(['apps/a/src/one.ts']);
+      expect(circleLines(graph)).toEqual([
+        '2 files: apps/a/src/five.ts, packages/b/src/index.ts',
+        '2 files: apps/a/src/four/index.ts, apps/a/src/three.tsx',
+        '2 files: apps/a/src/one.ts, apps/a/src/two.ts',
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('tells a circle from a diamond (Tarjan)', () => {
+    const graph = new Map([
+      ['a', ['b', 'c']],
+      ['b', ['d']],
+      ['c', ['d']],
+      ['d', []],
+      ['e', ['f']],
+      ['f', ['g', 'e']],
+      ['g', ['e', 'g']],
+      ['h', ['h']],
+    ]);
+    expect(importCircles(graph)).toEqual([['e', 'f', 'g'], ['h']]);
   });
 
   it('cites no document outside the repository', () => {

@@ -3,9 +3,9 @@ import { Box, Text } from 'ink';
 import type { ReactNode } from 'react';
 import type { Connection } from '../data/source.js';
 import { formatAgo, formatClock, truncate } from '../format.js';
-import type { Notice } from '../state/ui.js';
+import type { Notice } from '../state/ui-state.js';
 import { type Tone, toneColor, useTheme } from '../theme.js';
-import { VIEW_IDS, VIEW_TITLES, type ViewId } from '../views/specs.js';
+import { VIEW_IDS, VIEW_TITLES, type ViewId } from '../common/view-ids.js';
 
 /** The connection as words and a tone: what the header shows. */
 export function describeConnection(c: Connection, now: number): { label: string; tone: Tone; detail: string } {

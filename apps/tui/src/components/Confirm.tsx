@@ -1,7 +1,8 @@
 import { Box, Text } from 'ink';
 import type { ReactNode } from 'react';
 import { truncate } from '../format.js';
-import { type KindChoice, MAX_REASON, type PendingAction, describeAction } from '../state/ui.js';
+import { MAX_REASON, describeAction } from '../state/ui.js';
+import type { KindChoice, PendingAction } from '../state/ui-state.js';
 import { type Tone, toneColor, useTheme } from '../theme.js';
 
 /** Items listed in the dialog before "and N more". */

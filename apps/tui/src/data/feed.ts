@@ -4,10 +4,7 @@ import { ApiError, type MaintdClient } from '../api/client.js';
 import { type MaintdEvent, readEventStream } from '../api/events.js';
 import type { Task, TaskKind, TaskPage } from '../api/types.js';
 import {
-  EMPTY_FLEET,
-  type FleetData,
   applyEvents,
-  cooldownKey,
   countsFrom,
   mergeInto,
   mergeRows,
@@ -16,6 +13,8 @@ import {
   parseGuardOverflow,
   pruneTasks,
 } from '../state/fleet.js';
+import { EMPTY_FLEET, type FleetData } from '../state/fleet-data.js';
+import { cooldownKey } from '../common/cooldown-key.js';
 import { appendActivity, inTimeOrder } from '../state/activity.js';
 import { auditActivity } from '../state/audit-lines.js';
 import { byKind, fleetKinds, withKinds } from '../state/kinds.js';

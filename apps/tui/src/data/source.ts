@@ -1,4 +1,4 @@
-import { EMPTY_FLEET, type FleetData } from '../state/fleet.js';
+import type { FleetData } from '../state/fleet-data.js';
 
 /** How the dashboard is connected to its master. */
 export type ConnectionState = 'connecting' | 'live' | 'polling' | 'disconnected';
@@ -24,8 +24,8 @@ export interface FleetSnapshot {
 }
 
 /**
- * Where the dashboard's data comes from: {@link FleetFeed} in production, a
- * {@link StaticFleetSource} in tests and benchmarks. Shaped for `useSyncExternalStore`.
+ * Where the dashboard's data comes from: {@link FleetFeed} in production, a `StaticFleetSource`
+ * (test/static-source.ts) in tests and benchmarks. Shaped for `useSyncExternalStore`.
  */
 export interface FleetSource {
   subscribe(listener: () => void): () => void;
@@ -34,44 +34,4 @@ export interface FleetSource {
   refresh(): void;
   /** The operator's search (`/`) in a list view, for a source that asks the master for matches too. */
   search?(view: string, q: string): void;
-}
-
-/** A {@link FleetSource} whose snapshot is set by hand. */
-export class StaticFleetSource implements FleetSource {
-  #snapshot: FleetSnapshot;
-  readonly #listeners = new Set<() => void>();
-  /** How often {@link refresh} was called. */
-  refreshes = 0;
-  /** The searches it was told of, as `view:q`. */
-  readonly searches: string[] = [];
-
-  constructor(data: FleetData = EMPTY_FLEET, connection?: Partial<Connection>) {
-    this.#snapshot = { data, connection: { state: 'live', error: undefined, lastUpdateMs: undefined, ...connection } };
-  }
-
-  subscribe(listener: () => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
-  }
-
-  getSnapshot(): FleetSnapshot {
-    return this.#snapshot;
-  }
-
-  refresh(): void {
-    this.refreshes++;
-  }
-
-  search(view: string, q: string): void {
-    this.searches.push(`${view}:${q}`);
-  }
-
-  /** Replaces the data and/or connection and notifies (synchronously). */
-  set(change: { data?: FleetData; connection?: Partial<Connection> }): void {
-    this.#snapshot = {
-      data: change.data ?? this.#snapshot.data,
-      connection: { ...this.#snapshot.connection, ...change.connection },
-    };
-    for (const l of this.#listeners) l();
-  }
 }

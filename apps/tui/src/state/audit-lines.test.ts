@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { auditEntry } from '../../test/fake-master.js';
-import type { PendingAction } from './ui.js';
+import type { PendingAction } from './ui-state.js';
 import { auditActivity, ownRefs } from './audit-lines.js';
 
 const text = (over: Parameters<typeof auditEntry>[0]): string => auditActivity(auditEntry(over)).text;

@@ -1,7 +1,7 @@
 import type { AuditEntry } from '../api/audit.js';
 import { formatUntil } from '../format.js';
 import type { Activity } from './activity.js';
-import type { PendingAction } from './ui.js';
+import type { PendingAction } from './ui-state.js';
 
 /**
  * What an action did to what, as the activity log matches an audit entry with a park note and

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeBulk, previewed, requestBulk } from './bulk.js';
-import { type UiState, initialUi } from './ui.js';
+import { initialUi } from './ui.js';
+import type { UiState } from './ui-state.js';
 
 const searching = (q: string): UiState => {
   const s = initialUi({ view: 'cooldowns' });

@@ -1,17 +1,5 @@
-import type { ActionItem } from '../views/list-spec.js';
-import type { Effect, Notice, PendingAction, UiState } from './ui.js';
-
-/**
- * What a bulk action runs over: every cooldown entry the Cooldowns view's search matches, as the
- * master matches them (`q=`, every state; docs/ARCHITECTURE.md §3.4). The master decides, so
- * the count confirmed is its dry run's, and the action sends the same filter again.
- */
-export interface BulkScope {
-  /** The search, as typed. */
-  readonly q: string;
-  /** How many entries the master's dry run matched; undefined until it answered. */
-  readonly count?: number;
-}
+import type { ActionItem } from '../common/action-items.js';
+import type { BulkScope, Effect, Notice, PendingAction, UiState } from './ui-state.js';
 
 /** The bulk keys (shifted, as they act on more than the row): P parks, C resets every match. */
 export const BULK_KEYS: Readonly<Record<string, 'park' | 'reset'>> = { P: 'park', C: 'reset' };

@@ -3,17 +3,17 @@ import { auditEntry, cooldown, master, park } from '../../test/fake-master.js';
 import { taskMap } from '../../test/task-map.js';
 import type { Task } from '../api/types.js';
 import {
-  EMPTY_FLEET,
   MAX_TASKS,
   applyEvents,
-  cooldownKey,
   cooldownMap,
   coolingByKind,
   countsFrom,
-  parseGuardOverflow,
   mergeInto,
   mergeRows,
+  parseGuardOverflow,
 } from './fleet.js';
+import { EMPTY_FLEET } from './fleet-data.js';
+import { cooldownKey } from '../common/cooldown-key.js';
 import { LiveMap } from './live-map.js';
 
 function task(n: number, over: Partial<Task> = {}): Task {

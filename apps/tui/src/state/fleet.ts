@@ -1,78 +1,18 @@
 import { KIND_PATTERN, cooldownState, isParked } from '@maintd/core';
 import type { MaintdEvent } from '../api/events.js';
-import type { Cooldown, Master, Policy, Store, Task, TaskKind, TimelineEvent, Worker } from '../api/types.js';
+import type { Cooldown, Task, TaskKind, TimelineEvent } from '../api/types.js';
+import { cooldownKey } from '../common/cooldown-key.js';
 import { type Activity, appendActivity } from './activity.js';
 import { auditActivity, pairRef } from './audit-lines.js';
+import type { FleetData, KindCounts } from './fleet-data.js';
 import { byKind, fleetKinds } from './kinds.js';
 import { LiveMap } from './live-map.js';
-
-/** Queued and running task counts of one kind. */
-export interface KindCounts {
-  readonly queued: number;
-  readonly running: number;
-}
-
-/**
- * Everything the dashboard knows about the fleet. Every change makes a new object, so views can
- * memoise on identity; the two big maps (cooldowns, tasks) are {@link LiveMap}s that change in
- * place instead of being copied per change, and carry a revision and a log of changed keys so
- * sorted views follow them incrementally. Parts stay `undefined` until first read, so a view can
- * tell "none" from "not loaded yet".
- */
-export interface FleetData {
-  readonly masters: readonly Master[] | undefined;
-  readonly workers: readonly Worker[] | undefined;
-  /** Stats rows, by name (their embedded cooldowns are ignored: {@link cooldowns} is live). */
-  readonly stores: readonly Store[] | undefined;
-  /** Stores the master knows (may exceed `stores.length` on a huge fleet). */
-  readonly storesTotal: number;
-  /** Cooldown records by {@link cooldownKey}; undefined until first read. */
-  readonly cooldowns: ReadonlyMap<string, Cooldown> | undefined;
-  /** Recent and active tasks by id (newest pages plus live changes), bounded. */
-  readonly tasks: ReadonlyMap<string, Task> | undefined;
-  /** Queue depth and running count per kind (see `fleetKinds` for which kinds). */
-  readonly counts: Readonly<Record<TaskKind, KindCounts>> | undefined;
-  /** `master_cooldown_guard_overflow_total` per kind, from the master's /metrics. */
-  readonly guardOverflow: Readonly<Record<TaskKind, number>> | undefined;
-  /** The cooldown policy of the master (threshold, windows, guard); undefined until read. */
-  readonly policy: Policy | undefined;
-  /**
-   * The audit trail's entries and the parks and releases seen on the stream, newest last, at
-   * most `MAX_ACTIVITY` (state/activity.ts).
-   */
-  readonly activity: readonly Activity[];
-  /**
-   * Timeline events seen on the stream, newest last, at most {@link MAX_TIMELINE_TAIL}: what the
-   * detail pane adds to the timeline it read, so it stays live without reading it again.
-   */
-  readonly timeline: readonly TimelineEvent[];
-}
-
-/** Fleet data before anything was read. */
-export const EMPTY_FLEET: FleetData = Object.freeze({
-  masters: undefined,
-  workers: undefined,
-  stores: undefined,
-  storesTotal: 0,
-  cooldowns: undefined,
-  tasks: undefined,
-  counts: undefined,
-  guardOverflow: undefined,
-  policy: undefined,
-  activity: [],
-  timeline: [],
-});
 
 /** Most timeline events kept from the stream (a detail pane reads its pair's whole timeline when opened). */
 export const MAX_TIMELINE_TAIL = 200;
 
 /** Most tasks kept; beyond it the oldest finished ones go (active tasks always stay). */
 export const MAX_TASKS = 2000;
-
-/** The map key of a cooldown record. */
-export function cooldownKey(kind: string, target: string): string {
-  return `${kind}/${target}`;
-}
 
 /** Cooldown records as a live map by {@link cooldownKey}. */
 export function cooldownMap(list: readonly Cooldown[]): LiveMap<Cooldown> {

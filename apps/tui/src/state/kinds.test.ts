@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { cooldown, master, policy } from '../../test/fake-master.js';
 import { taskMap } from '../../test/task-map.js';
 import type { Task } from '../api/types.js';
-import { EMPTY_FLEET, applyEvents, cooldownMap } from './fleet.js';
+import { applyEvents, cooldownMap } from './fleet.js';
+import { EMPTY_FLEET } from './fleet-data.js';
 import { byKind, fleetKinds, runnableKinds, withKinds } from './kinds.js';
 
 function task(n: number, kind: string): Task {

@@ -1,4 +1,4 @@
-import type { FleetData } from './fleet.js';
+import type { FleetData } from './fleet-data.js';
 import { LiveMap } from './live-map.js';
 
 /**

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ActionKind } from '../views/list-spec.js';
-import type { ListViewId } from '../views/specs.js';
+import type { ActionKind } from '../common/action-items.js';
+import type { ListViewId } from '../common/view-ids.js';
 import {
   type KeyContext,
   type KeyPress,
-  type UiState,
   describeAction,
   handleKey,
   initialUi,
@@ -12,6 +11,7 @@ import {
   splitInput,
   submitReason,
 } from './ui.js';
+import type { UiState } from './ui-state.js';
 
 const KEYS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
 

@@ -1,68 +1,11 @@
-import type { TaskKind } from '../api/types.js';
-import { BULK_KEYS, type BulkScope, describeBulk, requestBulk, startPreview } from './bulk.js';
+import type { ActionItem, ActionKind, KindPick } from '../common/action-items.js';
+import { type ListViewId, VIEW_IDS, type ViewId } from '../common/view-ids.js';
+import { BULK_KEYS, describeBulk, requestBulk, startPreview } from './bulk.js';
 import type { KeyList } from './sorted-index.js';
-import type { ActionItem, ActionKind, KindPick } from '../views/list-spec.js';
-import { type ListViewId, VIEW_IDS, type ViewId } from '../views/specs.js';
-
-/** Selection, filter, sort and marks of one list view. */
-export interface ListUi {
-  /** Key of the selected row: the selection follows the item, not the position. */
-  readonly selected: string | undefined;
-  /** Where the selection was, for when its item disappears. */
-  readonly index: number;
-  readonly filter: string;
-  /** Index into the view's sorts; `s` cycles it. */
-  readonly sort: number;
-  /** Rows marked with Space; actions apply to them when there are any. */
-  readonly marked: ReadonlySet<string>;
-}
-
-/** The kinds a confirm dialog offers to pick from, for its targets. */
-export interface KindChoice {
-  readonly kinds: readonly TaskKind[];
-  /** Index in `kinds` of the kind picked: the items are of it. */
-  readonly at: number;
-  readonly targets: readonly string[];
-}
-
-/** An action waiting for the operator's confirmation (a park also for its reason). */
-export interface PendingAction {
-  readonly action: ActionKind;
-  /** What confirming performs: with a choice, its targets with the kind picked. */
-  readonly items: readonly ActionItem[];
-  /** Why (a park's reason, 1–512 characters). */
-  readonly reason?: string;
-  /** The kinds to pick from (`r` on a store); j/k moves through them. */
-  readonly choice?: KindChoice;
-  /** A bulk action (`P`, `C`): over every match of the search, `items` only the first of them. */
-  readonly bulk?: BulkScope;
-}
+import type { Effect, KindChoice, ListUi, Notice, PendingAction, UiState } from './ui-state.js';
 
 /** Longest park reason the master keeps. */
 export const MAX_REASON = 512;
-
-/** A one-line message in the status bar. */
-export interface Notice {
-  readonly text: string;
-  readonly tone: 'info' | 'ok' | 'bad';
-}
-
-/** The whole UI state besides the fleet data. */
-export interface UiState {
-  readonly view: ViewId;
-  readonly lists: { readonly [K in ListViewId]: ListUi };
-  /** What covers the view: the help, a detail pane, the reason prompt of a park, or the confirm dialog. */
-  readonly overlay: 'none' | 'help' | 'detail' | 'reason' | 'confirm';
-  /** `/` was pressed: printable keys edit the filter. */
-  readonly editingFilter: boolean;
-  /** The park reason being typed in the reason prompt. */
-  readonly reasonDraft: string;
-  /** The item the detail pane shows. */
-  readonly detail: { readonly view: ListViewId; readonly key: string } | undefined;
-  readonly confirm: PendingAction | undefined;
-  readonly notice: Notice | undefined;
-  readonly readonly: boolean;
-}
 
 /** A key press as Ink reports it (only the flags the TUI uses). */
 export interface KeyPress {
@@ -96,14 +39,6 @@ export interface KeyContext {
   /** Every key that still exists in the view (filter aside), to drop marks of vanished rows. */
   readonly exists: (view: ListViewId, key: string) => boolean;
 }
-
-/** Side effects the App performs after a key. */
-export type Effect =
-  | { readonly type: 'quit' }
-  | { readonly type: 'execute'; readonly action: PendingAction }
-  /** Ask the master for a bulk action's dry run, then confirm with its count. */
-  | { readonly type: 'preview'; readonly action: PendingAction }
-  | { readonly type: 'load-detail'; readonly view: ListViewId; readonly key: string };
 
 /** Result of {@link handleKey}. */
 export interface KeyResult {

@@ -4,10 +4,11 @@ import type { Cooldown, Master, Task, TaskKind } from '../api/types.js';
 import { formatAgo, formatCount, formatDuration, fit, truncate } from '../format.js';
 import { isParked } from '@maintd/core';
 import type { Activity } from '../state/activity.js';
-import { type FleetData, type KindCounts, coolingByKind, isCooling } from '../state/fleet.js';
+import { coolingByKind, isCooling } from '../state/fleet.js';
+import type { FleetData, KindCounts } from '../state/fleet-data.js';
 import { byKind, fleetKinds } from '../state/kinds.js';
 import { toneColor, useTheme } from '../theme.js';
-import { causeOf, countText, timeLeft } from './cooldowns.js';
+import { causeOf, countText, timeLeft } from '../common/cooldown-text.js';
 import { stateTone, taskOutcome, taskTiming } from './tasks.js';
 import { workerHealth } from './workers.js';
 

@@ -1,10 +1,12 @@
 import { type CooldownPolicy, cooldownState, cooldownWindowMs, isParked } from '@maintd/core';
 import type { Cooldown, CooldownState, Policy } from '../api/types.js';
-import { formatAgo, formatCountdown, formatDuration, formatUntil } from '../format.js';
-import { cooldownKey } from '../state/fleet.js';
+import { formatAgo, formatDuration, formatUntil } from '../format.js';
+import { parkedItems } from '../common/action-items.js';
+import { cooldownKey } from '../common/cooldown-key.js';
+import { causeOf, countText, timeLeft } from '../common/cooldown-text.js';
 import type { Tone } from '../theme.js';
 import type { Cell } from './columns.js';
-import { type ActionItem, type ListSpec, byText } from './list-spec.js';
+import { type ListSpec, byText } from './list-spec.js';
 
 /** The policy in the shape of core's cooldown functions. */
 export function corePolicy(p: Policy): CooldownPolicy {
@@ -58,26 +60,10 @@ export function gatingText(c: Cooldown, now: number): string | undefined {
   return `not gating: the master's policy does not count ${c.kind} (turned off, or the kind left out), so this window holds nothing back; it stays listed until it lapses`;
 }
 
-/**
- * Time left of what holds the sweeps back: the park's end when parked (`-` when it lasts until
- * released), else the window's; `-` below the threshold and once the window lapsed (the UNTIL
- * column says when it ended).
- */
-export function timeLeft(c: Cooldown, now: number): string {
-  if (isParked(c.parked, now)) return c.parked?.until_ms == null ? '-' : formatCountdown(c.parked.until_ms, now);
-  return c.until_ms === null || c.until_ms <= now ? '-' : formatCountdown(c.until_ms, now);
-}
-
 /** When the park or window ends, in local time (`14:03:07`, or `11-16 09:12` on another day). */
 export function untilText(c: Cooldown, now: number): string {
   const end = isParked(c.parked, now) ? c.parked?.until_ms : c.until_ms;
   return end == null ? '-' : formatUntil(end, now);
-}
-
-/** The count against the threshold: `4/3`, or just `4` without a policy (or for a kind not counted). */
-export function countText(c: Cooldown, policy: Policy | undefined): string {
-  if (!policy || policy.threshold <= 0 || !policy.kinds.includes(c.kind)) return String(c.failures);
-  return `${c.failures}/${policy.threshold}`;
 }
 
 /**
@@ -91,30 +77,12 @@ export function nextWindowMs(c: Cooldown, policy: Policy | undefined): number | 
   return ms > 0 ? ms : undefined;
 }
 
-// A failure the master words `<verb> failed: <error>` (an executor that threw).
-const VERB_FAILED_FIRST = /^([a-z_ ]+ failed): (.+)$/s;
-
-/**
- * The cause of a failure, first: the master leads with the first worker's own error, except when
- * the executor itself threw (`executor failed: …`), which is turned around here, so the column
- * always starts with why.
- */
-export function causeOf(error: string): string {
-  const m = VERB_FAILED_FIRST.exec(error);
-  return m ? `${m[2]} (${m[1]})` : error;
-}
-
 /** What the CAUSE column shows: the park's reason when parked, else the failure's cause. */
 export function causeCell(c: Cooldown, now: number): Cell {
   if (isParked(c.parked, now) && c.parked)
     return { text: `${c.parked.reason} (parked by ${c.parked.by})`, tone: 'info' };
   if (notGating(c, now)) return { text: `not gating · ${causeOf(c.last_error)}`, tone: 'muted' };
   return { text: causeOf(c.last_error), tone: 'bad' };
-}
-
-/** The parked entries among these, as action items (what `u` releases). */
-export function parkedItems(entries: readonly (Cooldown | undefined)[], now: number): ActionItem[] {
-  return entries.flatMap((c) => (c && isParked(c.parked, now) ? [{ kind: c.kind, target: c.target }] : []));
 }
 
 /** The Cooldowns view: what the sweeps skip and why, with counters below the threshold. */

@@ -1,34 +1,13 @@
-import type { TaskKind } from '../api/types.js';
-import type { FleetData } from '../state/fleet.js';
+import type { ActionItem, ActionKind, KindPick } from '../common/action-items.js';
+import type { ListViewId } from '../common/view-ids.js';
+import type { FleetData } from '../state/fleet-data.js';
 import type { JoinedSource } from '../state/sorted-index.js';
 import type { Column } from './columns.js';
-import type { ListViewId } from './specs.js';
 
 /** What a cell needs besides its row. */
 export interface CellContext {
   readonly now: number;
   readonly data: FleetData;
-}
-
-/** One (kind, target) an action applies to. */
-export interface ActionItem {
-  readonly kind: TaskKind;
-  readonly target: string;
-}
-
-/**
- * The operator actions: run now (the row's kind, or on a store a kind the operator picks), reset
- * the cooldown, park with a reason, release a park.
- */
-export type ActionKind = 'run' | 'reset' | 'park' | 'release';
-
-/**
- * An action whose items are alternatives by kind: per row, one item for each kind the operator
- * may pick, of which the confirm dialog takes one for every row.
- */
-export interface KindPick {
-  /** The kind selected when the dialog opens, when offered; else the first offered. */
-  readonly preferred: TaskKind;
 }
 
 /** A sort order of a list. */

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { deriveRows } from '../../test/derive-rows.js';
 import { cooldown, park, policy } from '../../test/fake-master.js';
-import { EMPTY_FLEET, cooldownMap } from '../state/fleet.js';
+import { cooldownMap } from '../state/fleet.js';
+import { EMPTY_FLEET } from '../state/fleet-data.js';
 import { layoutColumns } from './columns.js';
-import { COOLDOWNS, causeOf, countText, nextWindowMs, stateCell, timeLeft, untilText } from './cooldowns.js';
+import { COOLDOWNS, nextWindowMs, stateCell, untilText } from './cooldowns.js';
+import { causeOf, countText, timeLeft } from '../common/cooldown-text.js';
 import { STORES } from './stores.js';
 
 const data = {

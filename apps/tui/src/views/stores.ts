@@ -1,12 +1,15 @@
 import { isParked } from '@maintd/core';
 import type { Cooldown, Store } from '../api/types.js';
 import { formatAgo, formatCount } from '../format.js';
-import { type FleetData, cooldownKey, isCooling } from '../state/fleet.js';
+import { isCooling } from '../state/fleet.js';
+import type { FleetData } from '../state/fleet-data.js';
+import { cooldownKey } from '../common/cooldown-key.js';
 import { fleetKinds, runnableKinds } from '../state/kinds.js';
 import { keyedRows } from '../state/sorted-index.js';
 import type { Tone } from '../theme.js';
 import type { Cell } from './columns.js';
-import { parkedItems, timeLeft } from './cooldowns.js';
+import { parkedItems } from '../common/action-items.js';
+import { timeLeft } from '../common/cooldown-text.js';
 import { type CellContext, type ListSpec, byText } from './list-spec.js';
 
 /** The cooldown entries of one store, live. */

@@ -1,8 +1,9 @@
 import type { Task, TaskState } from '../api/types.js';
 import { formatAgo, formatDuration } from '../format.js';
-import { cooldownKey } from '../state/fleet.js';
+import { cooldownKey } from '../common/cooldown-key.js';
 import type { Tone } from '../theme.js';
-import { causeOf, parkedItems } from './cooldowns.js';
+import { causeOf } from '../common/cooldown-text.js';
+import { parkedItems } from '../common/action-items.js';
 import { type ListSpec, byText } from './list-spec.js';
 
 // `held`: an automatic task a park keeps back until it is released (docs/ARCHITECTURE.md §2.7),

@@ -1,7 +1,7 @@
 import type { TimelineEvent } from '../api/types.js';
 import { formatDuration, formatUntil } from '../format.js';
 import type { Tone } from '../theme.js';
-import { causeOf } from './cooldowns.js';
+import { causeOf } from '../common/cooldown-text.js';
 
 /** One timeline event as the detail pane shows it: what happened, and who, why or which error. */
 export interface EventLine {

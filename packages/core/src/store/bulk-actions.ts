@@ -1,5 +1,6 @@
 import type { ParkRecord } from '../model.js';
-import type { Actor, CooldownStore, Pair } from './cooldown-store.js';
+import type { CooldownStore } from './cooldown-store.js';
+import type { Actor, Pair } from './operator-action.js';
 import type { ParkOptions, ParkStore } from './park-store.js';
 
 /**

@@ -1,5 +1,5 @@
 import { ContentionError } from '../errors.js';
-import { targetFromHex } from '../keys.js';
+import { parsePairKey, targetFromHex } from '../keys.js';
 import type { KeyValue, Lease, TxnOp } from '../kv/port.js';
 import {
   type CooldownDecision,
@@ -25,34 +25,15 @@ import type { ParkStore } from './park-store.js';
 import { scan } from './scan.js';
 import type { TimelineStore } from './timeline-store.js';
 import type { TimelineEntry } from '../timeline.js';
-import type { AuditIntent } from '../audit.js';
 import type { AuditStore } from './audit-store.js';
 import { swapInChunks } from './bulk-swap.js';
+import type { Actor, Pair } from './operator-action.js';
 
 const COOLDOWN_ATTEMPTS = 64;
 /** Lost CASes retried at once, with the winner's record read by the losing transaction. */
 const IMMEDIATE_RETRIES = 8;
 /** Resets of one record tried while other writers keep changing it. */
 const RESET_ATTEMPTS = 8;
-/**
- * Who acted, for an operator's action: the timeline's `by`, and the audit entry to write in the
- * action's transaction (docs/ARCHITECTURE.md §2.9), if any.
- */
-export interface Actor {
-  /** Who: `<token name>@<client address>`, or the client address; bounded and sanitised when stored. */
-  readonly by: string;
-  /** The request to record in the audit trail, in the transaction of what it commits. */
-  readonly audit?: AuditIntent;
-}
-
-/** One (kind, target) of a bulk action. */
-export interface Pair {
-  /** The kind. */
-  readonly kind: TaskKind;
-  /** The store. */
-  readonly target: string;
-}
-
 /**
  * The timeline events a failure records (docs/ARCHITECTURE.md §2.7): the failure itself, with
  * the count when it counted, and the window it opened, if any. None for a duplicate report.
@@ -370,8 +351,8 @@ export class CooldownStore {
     const pairs: Pair[] = [];
     const prefix = this.#ctx.keys.cooldownPrefix();
     for await (const found of scan(this.#ctx.kv, this.#ctx.keys.cooldownPrefix(kind), { keysOnly: true })) {
-      const [k, hex] = found.key.slice(prefix.length).split('/');
-      if (k !== undefined && hex !== undefined) pairs.push({ kind: k, target: targetFromHex(hex) });
+      const pair = parsePairKey(prefix, found.key);
+      if (pair) pairs.push(pair);
     }
     return (await this.resetMany(pairs, actor)).filter(Boolean).length;
   }

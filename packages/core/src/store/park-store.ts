@@ -16,7 +16,7 @@ import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
 import { RESUME_BATCH, readHeld, resumeOps, resumePair } from './held.js';
 import type { TimelineStore } from './timeline-store.js';
-import type { Actor, Pair } from './cooldown-store.js';
+import type { Actor, Pair } from './operator-action.js';
 import type { AuditIntent } from '../audit.js';
 import type { AuditFields, AuditStore } from './audit-store.js';
 import { swapInChunks } from './bulk-swap.js';

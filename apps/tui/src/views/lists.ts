@@ -1,7 +1,8 @@
-import { type ListSpec, matcher } from '../views/list-spec.js';
-import { LIST_SPECS, type ListViewId } from '../views/specs.js';
-import { EMPTY_FLEET, type FleetData } from './fleet.js';
-import { type IndexOrder, SortedIndex } from './sorted-index.js';
+import type { ListViewId } from '../common/view-ids.js';
+import { EMPTY_FLEET, type FleetData } from '../state/fleet-data.js';
+import { type IndexOrder, SortedIndex } from '../state/sorted-index.js';
+import { type ListSpec, matcher } from './list-spec.js';
+import { LIST_SPECS } from './specs.js';
 
 /**
  * First visible row of a scrolled list: it moves only as far as needed to keep the selection in

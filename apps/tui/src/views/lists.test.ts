@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cooldown } from '../../test/fake-master.js';
-import { EMPTY_FLEET, applyEvents, cooldownMap } from './fleet.js';
+import { applyEvents, cooldownMap } from '../state/fleet.js';
+import { EMPTY_FLEET } from '../state/fleet-data.js';
 import { ListViews, windowStart } from './lists.js';
 
 describe('windowStart', () => {
