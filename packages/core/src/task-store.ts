@@ -103,7 +103,16 @@ export class TaskStore {
 
   /** Revokes the session: claims still held are recovered by peers at once. */
   async close(): Promise<void> {
+    await this.#parts.lane.close();
     await this.session.close();
+  }
+
+  /**
+   * Follows the manual lane with a watch from now on, so that claims find queued manual tasks
+   * without a read each (a master's scheduler does this; close() stops it).
+   */
+  followManualLane(): void {
+    this.#parts.lane.follow();
   }
 
   /**

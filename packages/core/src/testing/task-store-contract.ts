@@ -9,6 +9,7 @@ import { fleetContract } from './store-contract-fleet.js';
 import { gatesContract } from './store-contract-gates.js';
 import { holdsContract } from './store-contract-holds.js';
 import { kindsContract } from './store-contract-kinds.js';
+import { laneContract } from './store-contract-lane.js';
 import { queueContract } from './store-contract-queue.js';
 import { recoveryContract } from './store-contract-recovery.js';
 import { timelineContract } from './store-contract-timeline.js';
@@ -26,6 +27,7 @@ export function taskStoreContract(name: string, makeHarness: () => Promise<KvHar
   describe(`TaskStore contract: ${name}`, () => {
     const fx = storeContractFixture(makeHarness);
     queueContract(fx);
+    laneContract(fx);
     recoveryContract(fx);
     fleetContract(fx);
     gatesContract(fx);
