@@ -2,7 +2,7 @@ import { type CooldownPolicy, type ParkRecord, SortedList, type TaskCooldown, ty
 import { type CooldownSort, type CooldownView, cooldownState, cooldownView } from '@maintd/scheduler/api';
 import { decodeCursor, encodeCursor } from './cooldown-cursor.js';
 import { matchesSearch, matchesState } from './cooldown-filter.js';
-import { type Order, comparatorOf, comparePositions, position, sortPairs } from './cooldown-order.js';
+import { type Order, comparatorOf, comparePositions, position } from './cooldown-order.js';
 import type {
   CooldownPage,
   CooldownPageQuery,
@@ -289,7 +289,7 @@ export class CooldownIndex {
   #sortedBy(order: Order): SortedList<Entry> {
     let sorted = this.#sorted.get(order);
     if (!sorted) {
-      sorted = new SortedList(comparatorOf(order), sortPairs([...this.#entries.values()], order));
+      sorted = new SortedList(comparatorOf(order), this.#entries.values());
       this.#sorted.set(order, sorted);
     }
     return sorted;

@@ -28,35 +28,28 @@ export function position(e: CooldownPair, sort: CooldownSort): Position {
   return { value: sortValue(e, sort), kind: e.kind, target: e.target };
 }
 
-/** `until` runs soonest first; `failures` and `last_failure` worst and latest first. Ties: kind, target. */
-export function comparePositions(sort: CooldownSort, a: Position, b: Position): number {
-  if (a.value !== b.value) {
-    const ascending = sort === 'until';
-    return a.value < b.value === ascending ? -1 : 1;
-  }
-  if (a.kind !== b.kind) return a.kind < b.kind ? -1 : 1;
-  if (a.target !== b.target) return a.target < b.target ? -1 : 1;
-  return 0;
+/** Two sort values in `sort`: `until` runs soonest first; `failures` and `last_failure` worst and latest first. */
+function compareValues(sort: CooldownSort, a: number, b: number): number {
+  if (a === b) return 0;
+  return a < b === (sort === 'until') ? -1 : 1;
 }
 
 /** The key order of the stored records: kind, then target (targets are ASCII: their hex sorts alike). */
-function byKey(a: CooldownPair, b: CooldownPair): number {
+function compareKeys(a: { kind: string; target: string }, b: { kind: string; target: string }): number {
   if (a.kind !== b.kind) return a.kind < b.kind ? -1 : 1;
   return a.target < b.target ? -1 : a.target > b.target ? 1 : 0;
 }
 
-/** The comparator of `order`: a total order, since no two entries share a kind and a target. */
-export function comparatorOf(order: Order): (a: CooldownPair, b: CooldownPair) => number {
-  return order === 'key' ? byKey : (a, b) => comparePositions(order, position(a, order), position(b, order));
+/** Two positions in the order `sort`: by sort value, ties by kind, then target. */
+export function comparePositions(sort: CooldownSort, a: Position, b: Position): number {
+  return compareValues(sort, a.value, b.value) || compareKeys(a, b);
 }
 
 /**
- * `pairs` in `order`. Sorting by a sort's comparator would read each entry's sort value once per
- * comparison: this reads it once per entry.
+ * The comparator of `order`: a total order, since no two entries share a kind and a target. It
+ * reads the sort values in place, with no position built per comparison.
  */
-export function sortPairs<T extends CooldownPair>(pairs: T[], order: Order): T[] {
-  if (order === 'key') return pairs.sort(byKey);
-  const keyed = pairs.map((e) => ({ e, p: position(e, order) }));
-  keyed.sort((a, b) => comparePositions(order, a.p, b.p));
-  return keyed.map((x) => x.e);
+export function comparatorOf(order: Order): (a: CooldownPair, b: CooldownPair) => number {
+  if (order === 'key') return compareKeys;
+  return (a, b) => compareValues(order, sortValue(a, order), sortValue(b, order)) || compareKeys(a, b);
 }
