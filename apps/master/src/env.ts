@@ -9,16 +9,10 @@ import { type LoadResult, loadConfig } from '@maintd/scheduler';
 /** Parses this process's argv and environment into what startup should do. */
 export function loadProcessConfig(argv: readonly string[]): LoadResult {
   return loadConfig({
-    // Package-manager scripts (`pnpm start -- --flag`) may pass a bare `--` through.
-    argv: argv[0] === '--' ? argv.slice(1) : argv,
+    argv,
     env: process.env,
     hostname: hostname(),
     pid: process.pid,
     random: () => randomBytes(3).toString('hex'),
   });
-}
-
-/** Whether stdout is a terminal: `LOG_FORMAT=auto` is pretty there and JSON anywhere else. */
-export function stdoutIsTty(): boolean {
-  return process.stdout.isTTY === true;
 }

@@ -17,6 +17,7 @@ import {
 } from '@maintd/core';
 import {
   type SettingDescriptor as Descriptor,
+  type LoadResult as SettingsLoadResult,
   type ValueType,
   bool,
   checkEtcdSettings,
@@ -288,13 +289,7 @@ export interface LoadConfigInput {
 }
 
 /** What startup should do. Bad input is a result, not an exception. */
-export type LoadResult =
-  | { readonly action: 'run'; readonly config: Config }
-  | { readonly action: 'help'; readonly text: string }
-  /** `--version`/`-V`: the binary prints its version. */
-  | { readonly action: 'version' }
-  | { readonly action: 'print-config'; readonly text: string }
-  | { readonly action: 'error'; readonly message: string };
+export type LoadResult = SettingsLoadResult<Config>;
 
 /**
  * Parses argv and env into a {@link Config}. Precedence: flag > env var > default; an empty
