@@ -1,18 +1,13 @@
 import {
   type CooldownPolicy,
   KIND_PATTERN,
+  cooldownState,
   type ParkRecord,
   type TaskCooldown,
   type TaskKind,
   ValidationError,
 } from '@maintd/core';
-import {
-  type CooldownSort,
-  type CooldownState,
-  type CooldownView,
-  cooldownState,
-  cooldownView,
-} from '@maintd/scheduler/api';
+import { type CooldownSort, type CooldownState, type CooldownView, cooldownView } from '@maintd/api';
 import { type JsonBytes, encodeJson } from './http/json-bytes.js';
 
 /**

@@ -17,7 +17,7 @@ import {
   parkTargetsRoute,
   resetCooldownRoute,
   resetCooldownsRoute,
-} from '@maintd/scheduler/api';
+} from '@maintd/api';
 import type { Logger } from 'pino';
 import { CooldownIndex, type CooldownSelection, LOCAL_REVISION, type SelectedEntry } from '../cooldown-index.js';
 import type { EventHub } from '../events.js';
