@@ -1,5 +1,5 @@
 import { KIND_PATTERN, ValidationError } from '@maintd/core';
-import { type CooldownSort, CooldownSortSchema } from '@maintd/scheduler/api';
+import { type CooldownSort, CooldownSortSchema } from '@maintd/api';
 import type { Position } from './cooldown-order.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { CooldownState } from '@maintd/scheduler/api';
+import type { CooldownState } from '@maintd/api';
 import type { CooldownPair, CooldownStateFilter } from './cooldown-query.js';
 
 /**

@@ -1,6 +1,6 @@
 import { DEFAULT_COOLDOWN_POLICY, type ParkRecord, type TaskCooldown, type TaskKind } from '@maintd/core';
 import { KIND_NAMES } from '@maintd/scheduler';
-import type { CooldownView } from '@maintd/scheduler/api';
+import type { CooldownView } from '@maintd/api';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CooldownIndex } from './cooldown-index.js';

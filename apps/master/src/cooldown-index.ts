@@ -1,5 +1,12 @@
-import { type CooldownPolicy, type ParkRecord, SortedList, type TaskCooldown, type TaskKind } from '@maintd/core';
-import { type CooldownSort, type CooldownView, cooldownState, cooldownView } from '@maintd/scheduler/api';
+import {
+  type CooldownPolicy,
+  type ParkRecord,
+  SortedList,
+  type TaskCooldown,
+  type TaskKind,
+  cooldownState,
+} from '@maintd/core';
+import { type CooldownSort, type CooldownView, cooldownView } from '@maintd/api';
 import { decodeCursor, encodeCursor } from './cooldown-cursor.js';
 import { matchesSearch, matchesState } from './cooldown-filter.js';
 import { type Order, comparatorOf, comparePositions, position } from './cooldown-order.js';

@@ -1,4 +1,4 @@
-import type { CooldownSort } from '@maintd/scheduler/api';
+import type { CooldownSort } from '@maintd/api';
 import type { CooldownPair } from './cooldown-query.js';
 
 /** A position in one order: the sort value (±Infinity when the entry has none), then kind, then target. */

@@ -1,5 +1,5 @@
 import type { ParkRecord, TaskCooldown, TaskKind } from '@maintd/core';
-import type { CooldownSort, CooldownState, CooldownView } from '@maintd/scheduler/api';
+import type { CooldownSort, CooldownState, CooldownView } from '@maintd/api';
 import type { JsonBytes } from './http/json-bytes.js';
 
 /** One (kind, target) the cooldown lists are made of: its cooldown record and its park, either absent. */

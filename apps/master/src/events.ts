@@ -20,7 +20,7 @@ import {
 } from '@maintd/core';
 // The events' shapes are part of the API's route definitions (the OpenAPI document's event
 // payload components), so that the document and the stream cannot drift apart.
-import { type MaintdEvent, auditEntryView, timelineEventView } from '@maintd/scheduler/api';
+import { type MaintdEvent, auditEntryView, timelineEventView } from '@maintd/api';
 import type { Logger } from 'pino';
 import { CooldownIndex } from './cooldown-index.js';
 import { TaskWatch } from './task-watch.js';

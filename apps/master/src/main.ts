@@ -25,6 +25,7 @@ import { EXIT } from '@maintd/settings';
 import { type DaemonContext, type ServingDaemon, type StartRefusal, runDaemon } from '@maintd/settings/daemon';
 import { ServerTls, serverTlsMetrics } from '@maintd/settings/tls';
 import type { Logger } from 'pino';
+import type { MasterConfig } from './config.js';
 import { loadProcessConfig } from './env.js';
 import { TokensFile } from './auth/tokens-file.js';
 import { createStartingApp } from './starting.js';
@@ -64,7 +65,7 @@ export function main(argv: readonly string[]): Promise<void> {
   });
 }
 
-async function start(config: Config, logger: Logger, ctx: DaemonContext): Promise<ServingDaemon | StartRefusal> {
+async function start(config: MasterConfig, logger: Logger, ctx: DaemonContext): Promise<ServingDaemon | StartRefusal> {
   let kv: Kv;
   try {
     kv = await openKv(config);

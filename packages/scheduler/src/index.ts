@@ -1,4 +1,4 @@
-export type { Config, LogLevel, SweepConfig } from './config.js';
+export type { Config, SweepConfig } from './config.js';
 export { type ExecutorDeps, type WorkerAttempt } from './executor.js';
 export { FEATURES, type FeatureRegistry, type FeatureSpec, featureNames } from './features/index.js';
 export { checkCluster, tooOldMessage } from './scheduler/cluster-check.js';
@@ -13,12 +13,13 @@ export type { ScanSummary } from './scheduler/stats-scan.js';
 export type { SweepSummary } from './scheduler/sweep.js';
 export type { WorkerStatus } from './scheduler/worker-status.js';
 export {
-  type EnvName,
   type LoadConfigInput,
   type LoadResult,
-  type SettingDescriptor,
-  type Settings,
+  checkCooldownWindow,
+  checkEmbeddedStore,
   loadConfig,
-  settings,
+  resolveSettings,
+  schedulerConfig,
+  schedulerSettings,
 } from './settings.js';
 export { storeOptions } from './store-options.js';

@@ -17,7 +17,7 @@ import {
   parkTargetsRoute,
   resetCooldownRoute,
   resetCooldownsRoute,
-} from '@maintd/scheduler/api';
+} from '@maintd/api';
 import type { Logger } from 'pino';
 import { CooldownIndex } from '../cooldown-index.js';
 import type { CooldownSelection, SelectedEntry } from '../cooldown-query.js';
