@@ -171,6 +171,8 @@ export class EventHub {
       // need no load: their watches start now, and resume from the last event they saw.
       watch: [cool, parked, timeline, audit],
       load: [cool, parked],
+      // Both read at once, as one snapshot as nearly as two reads can be.
+      concurrentLoads: true,
       pageSize: LOAD_PAGE,
       onReload: () => (this.#loading = { cooldowns: [], parks: [] }),
       onPage: (prefix, pairs) => (prefix === cool ? this.#loading.cooldowns : this.#loading.parks).push(...pairs),
