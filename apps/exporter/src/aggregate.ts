@@ -11,7 +11,7 @@
  * a parsed record, and only its kind and state are read from its value (`record-fields.ts`); a
  * queued task's age comes from its id, a UUIDv7 (`task-id.ts`).
  */
-import { type Keys, keysFor } from '@maintd/core';
+import { type Keys, type PairKey, keysFor, parsePairKey } from '@maintd/core';
 import { MAX_KINDS, MAX_STATES, type NameTable, createKindTable, createStateTable, internName } from './name-table.js';
 import { type IsLive, type QueueHeap, createQueueHeap, heapPush } from './queue-heap.js';
 import {
@@ -237,27 +237,30 @@ function applyTask(agg: ClusterAggregate, key: string, value: string | undefined
 }
 
 /**
- * The kind index of a `<prefix><kind>/<hex>` key and the part after the prefix; a kind first seen
- * joins the table. Undefined for a key whose kind part is not a kind's name: not countable, but
- * not silently lost either.
+ * The kind index of a `<section><kind>/<hex>` key and the pair it names; a kind first seen joins
+ * the table. Undefined for a key that names no pair, or whose kind the table refuses: not
+ * countable, but not silently lost either.
  */
 function keyKind(
   agg: ClusterAggregate,
-  prefix: string,
+  section: string,
   key: string,
   value: string | undefined,
-): { readonly kind: number; readonly rest: string } | undefined {
-  const rest = key.slice(prefix.length);
-  const slash = rest.indexOf('/');
-  const name = slash > 0 ? rest.slice(0, slash) : '';
+): { readonly kind: number; readonly pair: PairKey } | undefined {
+  const pair = parsePairKey(section, key);
   // A delete adds no kind: its key held a record only if its kind is already known.
-  const kind = value === undefined ? (agg.kinds.index.get(name) ?? -1) : internName(agg.kinds, name);
-  if (kind < 0) {
+  const kind =
+    pair === undefined
+      ? -1
+      : value === undefined
+        ? (agg.kinds.index.get(pair.kind) ?? -1)
+        : internName(agg.kinds, pair.kind);
+  if (pair === undefined || kind < 0) {
     if (value !== undefined) agg.invalid.add(key);
     return undefined;
   }
   growKinds(agg);
-  return { kind, rest };
+  return { kind, pair };
 }
 
 function applyCooldown(agg: ClusterAggregate, key: string, value: string | undefined): void {
@@ -285,7 +288,7 @@ function applyPark(agg: ClusterAggregate, key: string, value: string | undefined
   const at = keyKind(agg, agg.sections.parks, key, value);
   if (!at) return;
   const parks = agg.parks[at.kind]!;
-  const cooldownKey = `${agg.sections.cooldowns}${at.rest}`;
+  const cooldownKey = agg.keys.cooldown(at.pair.kind, at.pair.target);
   const until = value === undefined ? undefined : noteDecoded(agg, key, readParkUntil(value));
   if (until !== undefined) parks.set(cooldownKey, { until_ms: until });
   else parks.delete(cooldownKey);

@@ -1,4 +1,4 @@
-import type { Kv } from '@maintd/core';
+import { type KeyValue, type Kv, scanPages } from '@maintd/core';
 import { type ClusterAggregate, aggregatePrefixes, applyChange, createAggregate } from './aggregate.js';
 
 /**
@@ -34,18 +34,21 @@ export async function loadAggregate(
   const agg = createAggregate(prefix);
   let first: number | undefined;
   for (const section of aggregatePrefixes(agg.keys)) {
-    let from: string | undefined;
-    for (;;) {
-      options.signal?.throwIfAborted();
-      const page = await kv.range(section, { limit: pageSize, ...(from !== undefined ? { fromKey: from } : {}) });
+    options.signal?.throwIfAborted();
+    for await (const page of scanPages(kv, section, { pageSize })) {
       first ??= page.revision;
-      // modRevision 0: the aggregate's revision is the first page's, whatever later pages saw.
-      for (const e of page.kvs) applyChange(agg, { type: 'put', key: e.key, value: e.value, modRevision: 0 });
-      const last = page.kvs.at(-1);
-      if (!page.more || !last) break;
-      from = `${last.key}\0`;
+      applyLoaded(agg, page.kvs);
+      options.signal?.throwIfAborted();
     }
   }
   agg.revision = first ?? 0;
   return agg;
+}
+
+/**
+ * Folds one page of a sync's read into `agg`. Each pair goes in with modRevision 0: the
+ * aggregate's revision is the first page's, whatever later pages saw.
+ */
+export function applyLoaded(agg: ClusterAggregate, pairs: readonly KeyValue[]): void {
+  for (const e of pairs) applyChange(agg, { type: 'put', key: e.key, value: e.value, modRevision: 0 });
 }

@@ -1,15 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import {
   type Clock,
-  ClosedError,
   type Kv,
   OUTAGE_REMINDER_MS,
   type Random,
+  ResumingWatch,
+  type RetryPlan,
   StoreAccessDeniedError,
   StoreUnavailableError,
-  type Watch,
   WatchCompactedError,
-  type WatchEvent,
+  type WatchFailure,
   cryptoRandom,
   keysFor,
   reconnectBackoff,
@@ -17,8 +17,8 @@ import {
 } from '@maintd/core';
 import type { IBackoff } from 'cockatiel';
 import { type Logger, pino } from 'pino';
-import { type ClusterAggregate, applyChange } from './aggregate.js';
-import { loadAggregate } from './load.js';
+import { type ClusterAggregate, aggregatePrefixes, applyChange, createAggregate } from './aggregate.js';
+import { DEFAULT_PAGE_SIZE, applyLoaded } from './load.js';
 import { type ClusterSummary, summarize } from './summary.js';
 
 /** Why the exporter read the prefix in full. */
@@ -92,15 +92,13 @@ export interface WatcherStatus {
   readonly lastEventMs: number | undefined;
 }
 
-type Outcome = 'compacted' | 'watch_error' | 'unreachable' | 'misconfigured' | 'stopped';
+type Outcome = 'compacted' | 'watch_error' | 'unreachable' | 'misconfigured';
 
 /** The first wait before re-reading an unreachable etcd; it doubles up to {@link MAX_BACKOFF_MS}. */
 const MIN_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5000;
 /** Pause before a re-sync while etcd answers: a watch that fails at once must not spin. */
 const RESYNC_DELAY_MS = 100;
-/** How long closing a dead watch may take before it is left to the client to clean up. */
-const CLOSE_TIMEOUT_MS = 1000;
 
 /**
  * Keeps the cluster aggregates of one prefix in memory: one range read of the sections the
@@ -112,14 +110,15 @@ const CLOSE_TIMEOUT_MS = 1000;
  *   periodic revision read instead; then the watcher reports down, serves nothing, and re-syncs
  *   from a fresh range once etcd answers, with backoff.
  *
- * A sync reads its pages at increasing revisions and watches from the first page's revision on:
- * the watch replays every change made during the read, in order, and since each change sets a
- * key's whole state, the aggregate ends exactly at etcd's state (see `aggregate.ts`).
+ * The read, the watch and the check are core's `ResumingWatch`, told to read afresh after every
+ * failure. A sync reads its pages at increasing revisions and watches from the first page's
+ * revision on: the watch replays every change made during the read that the read did not show,
+ * in order, and since each change sets a key's whole state, the aggregate ends exactly at etcd's
+ * state (see `aggregate.ts`).
  */
 export class ClusterWatcher {
   readonly #kv: Kv;
   readonly #prefix: string | undefined;
-  #probeKey: string | undefined;
   readonly #explain: ((err: unknown) => Promise<string | undefined>) | undefined;
   readonly #endpoints: readonly string[];
   readonly #onMisconfigured: ((reason: string, err: unknown) => void) | undefined;
@@ -127,15 +126,19 @@ export class ClusterWatcher {
   readonly #random: Random;
   readonly #logger: Logger;
   readonly #checkMs: number;
-  readonly #pageSize: number | undefined;
+  readonly #pageSize: number;
   readonly #watchTimeoutMs: number;
   readonly #onSync: ((info: SyncInfo) => void) | undefined;
-  readonly #stop = new AbortController();
+  readonly #schedule: ReturnType<typeof reconnectBackoff>;
+  #watch: ResumingWatch | undefined;
   #current: ClusterAggregate | undefined;
+  /** The aggregate the sync in progress reads into and its watch keeps; served once in sync. */
+  #next: ClusterAggregate | undefined;
+  /** Why the sync in progress reads, and when it began (real time). */
+  #reason: SyncReason = 'start';
+  #started = 0;
   #up = false;
   #lastEventMs: number | undefined;
-  /** Bumped per sync: events of an older sync's watch are ignored. */
-  #generation = 0;
   /** The step of the latest retry of an unreachable etcd; undefined once in sync. */
   #backoff: IBackoff<unknown> | undefined;
   /** Failed attempts since the last sync, and what the latest one found. */
@@ -143,7 +146,6 @@ export class ClusterWatcher {
   #lastFailure: { readonly cause: string; readonly phase: 'range' | 'watch' } | undefined;
   /** When a retry line last went out at warn, during an outage after a sync. */
   #retryWarnedAt: number | undefined;
-  #loop: Promise<void> | undefined;
 
   constructor(options: ClusterWatcherOptions) {
     this.#kv = options.kv;
@@ -155,14 +157,15 @@ export class ClusterWatcher {
     this.#random = options.random ?? cryptoRandom;
     this.#logger = options.logger ?? pino({ level: 'silent' });
     this.#checkMs = options.checkIntervalMs ?? 5000;
-    this.#pageSize = options.pageSize;
+    this.#pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
     this.#watchTimeoutMs = options.watchTimeoutMs ?? 5000;
     this.#onSync = options.onSync;
+    this.#schedule = reconnectBackoff({ initialMs: MIN_BACKOFF_MS, maxMs: MAX_BACKOFF_MS, random: this.#random });
   }
 
   /** Starts syncing in the background; an unreachable etcd is retried until {@link close}. */
   start(): void {
-    this.#loop ??= this.#run();
+    this.#watch ??= this.#open();
   }
 
   /** True while the aggregates are in sync with etcd. */
@@ -186,92 +189,40 @@ export class ClusterWatcher {
 
   /** Stops watching and waits for the background loop to end. */
   async close(): Promise<void> {
-    this.#stop.abort(new ClosedError('exporter is closing'));
     this.#up = false;
-    await this.#loop;
+    await this.#watch?.close();
   }
 
-  async #run(): Promise<void> {
-    const schedule = reconnectBackoff({ initialMs: MIN_BACKOFF_MS, maxMs: MAX_BACKOFF_MS, random: this.#random });
-    let reason: SyncReason = 'start';
-    while (!this.#stop.signal.aborted) {
-      const outcome = await this.#syncAndFollow(reason);
-      if (outcome === 'stopped' || outcome === 'misconfigured') return;
-      let waitMs = RESYNC_DELAY_MS;
-      if (outcome === 'unreachable') {
-        this.#up = false;
-        this.#backoff = this.#backoff ? this.#backoff.next(undefined) : schedule.next();
-        waitMs = this.#backoff.duration;
-        const failure = this.#lastFailure;
-        if (failure) {
-          // One line per attempt, in the master's words (apps/master/src/startup.ts): at warn until
-          // the first sync, as the master's start-up does. Once in sync, an outage (which the line
-          // that found it has announced) warns on its first retry and then once a minute, as the
-          // master's scheduler does; the attempts between go to debug.
-          const now = this.#clock.now();
-          const loud =
-            !this.#current || this.#retryWarnedAt === undefined || now - this.#retryWarnedAt >= OUTAGE_REMINDER_MS;
-          if (loud) this.#retryWarnedAt = now;
-          this.#logger[loud ? 'warn' : 'debug'](
-            { endpoints: this.#endpoints, attempt: this.#failures, retry_in_ms: waitMs, phase: failure.phase },
-            retryMessage(this.#endpoints, failure.cause, waitMs),
-          );
-        }
-        // A first sync that failed is still the start; anything later is a reconnect.
-        if (this.#current) reason = 'reconnect';
-      } else {
-        reason = this.#current ? outcome : reason;
-      }
-      try {
-        await this.#clock.sleep(waitMs, this.#stop.signal);
-      } catch {
-        return;
-      }
-    }
+  #open(): ResumingWatch {
+    const keys = keysFor(this.#prefix);
+    return new ResumingWatch({
+      kv: this.#kv,
+      clock: this.#clock,
+      // One watch of the whole prefix: the aggregate ignores the keys of the other sections.
+      watch: [`${keys.prefix}/`],
+      load: aggregatePrefixes(keys),
+      pageSize: this.#pageSize,
+      openTimeoutMs: this.#watchTimeoutMs,
+      // The periodic check reads inside the prefix: a read-only role scoped to it must suffice.
+      check: { everyMs: this.#checkMs, key: `${keys.prefix}/` },
+      onReload: () => {
+        this.#started = performance.now();
+        this.#next = createAggregate(this.#prefix);
+      },
+      onPage: (_section, pairs) => applyLoaded(this.#next!, pairs),
+      onLoaded: (revision) => (this.#next!.revision = revision),
+      onEvents: (events) => {
+        for (const e of events) applyChange(this.#next!, e);
+        this.#lastEventMs = this.#clock.now();
+      },
+      onLive: () => this.#inSync(),
+      onFailure: (failure) => this.#retry(failure),
+    });
   }
 
-  /** One full sync, then following the watch until it dies, etcd stops answering, or close. */
-  async #syncAndFollow(reason: SyncReason): Promise<Outcome> {
-    const started = performance.now();
-    const generation = ++this.#generation;
-    // The periodic check reads inside the prefix: a read-only role scoped to it must suffice.
-    this.#probeKey = `${keysFor(this.#prefix).prefix}/`;
-    const dead = new AbortController();
-    let agg: ClusterAggregate;
-    let watch: Watch;
-    let phase: 'range' | 'watch' = 'range';
-    try {
-      agg = await loadAggregate(this.#kv, this.#prefix, {
-        signal: this.#stop.signal,
-        ...(this.#pageSize !== undefined ? { pageSize: this.#pageSize } : {}),
-      });
-      phase = 'watch';
-      watch = await this.#openWatch(agg, generation, agg.revision + 1, dead);
-    } catch (err) {
-      if (this.#stop.signal.aborted) return 'stopped';
-      if (err instanceof WatchCompactedError) {
-        this.#logger.info({ err }, 'watch start revision was compacted; re-syncing');
-        return 'compacted';
-      }
-      if (phase === 'watch' && !(err instanceof StoreUnavailableError)) {
-        this.#logger.warn({ err }, `cannot open the etcd watch: ${errorText(err)}; re-syncing`);
-        return 'watch_error';
-      }
-      const explained = await this.#explain?.(err).catch(() => undefined);
-      // Before the first sync, refused credentials or a TLS mismatch are the configuration, and
-      // waiting will not fix them; later, they are as likely a rotation in progress: retry.
-      if (
-        this.#onMisconfigured &&
-        !this.#current &&
-        (explained !== undefined || err instanceof StoreAccessDeniedError)
-      ) {
-        this.#onMisconfigured(explained ?? errorText(err), err);
-        return 'misconfigured';
-      }
-      this.#failures++;
-      this.#lastFailure = { cause: explained ?? errorText(err).replace(/^etcd unavailable: /, ''), phase };
-      return 'unreachable';
-    }
+  /** A full sync is read and its watch open: serve it. */
+  #inSync(): void {
+    const agg = this.#next!;
     this.#current = agg;
     this.#up = true;
     this.#lastEventMs = this.#clock.now();
@@ -280,7 +231,8 @@ export class ClusterWatcher {
     this.#lastFailure = undefined;
     this.#retryWarnedAt = undefined;
     // Real elapsed time, whatever the clock: the metric reports what a sync costs etcd and us.
-    const durationMs = performance.now() - started;
+    const durationMs = performance.now() - this.#started;
+    const reason = this.#reason;
     try {
       this.#onSync?.({ reason, durationMs, revision: agg.revision, tasks: agg.tasks.size });
     } catch (err) {
@@ -290,90 +242,76 @@ export class ClusterWatcher {
       { reason, revision: agg.revision, tasks: agg.tasks.size, duration_ms: Math.round(durationMs) },
       'in sync with etcd',
     );
-    const outcome = await this.#follow(dead.signal);
-    if (outcome === 'compacted') this.#logger.info('watch history was compacted; re-syncing');
-    else if (outcome === 'watch_error')
-      this.#logger.warn({ err: dead.signal.reason as unknown }, 'watch broke; re-syncing');
-    void closeWithin(watch, CLOSE_TIMEOUT_MS, this.#clock);
-    return outcome;
   }
 
-  /** Watches the whole prefix from `fromRevision`, failing after the watch timeout. */
-  async #openWatch(
-    agg: ClusterAggregate,
-    generation: number,
-    fromRevision: number,
-    dead: AbortController,
-  ): Promise<Watch> {
-    const listener = (events: readonly WatchEvent[]): void => {
-      if (generation !== this.#generation) return;
-      for (const e of events) applyChange(agg, e);
-      this.#lastEventMs = this.#clock.now();
-    };
-    const opening = this.#kv.watch(`${agg.keys.prefix}/`, listener, {
-      fromRevision,
-      onError: (err) => dead.abort(err),
-    });
-    const timer = new AbortController();
-    const timeout = this.#clock.sleep(this.#watchTimeoutMs, timer.signal).then(() => {
-      throw new StoreUnavailableError(`etcd did not accept the watch within ${this.#watchTimeoutMs} ms`);
-    });
-    try {
-      return await Promise.race([opening, timeout]);
-    } catch (err) {
-      // A watch that opens after all must not linger on the shared stream.
-      opening.then(
-        (w) => closeWithin(w, CLOSE_TIMEOUT_MS, this.#clock),
-        () => undefined,
-      );
-      throw err;
-    } finally {
-      // The race has settled: the aborted timer's rejection goes to it, unobserved.
-      timer.abort();
+  /** After a failed sync, or the end of one in sync: when to read afresh, or undefined to give up. */
+  async #retry(failure: WatchFailure): Promise<RetryPlan | undefined> {
+    const outcome = await this.#outcome(failure);
+    if (outcome === 'misconfigured') return undefined;
+    let waitMs = RESYNC_DELAY_MS;
+    if (outcome === 'unreachable') {
+      this.#up = false;
+      this.#backoff = this.#backoff ? this.#backoff.next(undefined) : this.#schedule.next();
+      waitMs = this.#backoff.duration;
+      const last = this.#lastFailure;
+      if (last) {
+        // One line per attempt, in the master's words (apps/master/src/startup.ts): at warn until
+        // the first sync, as the master's start-up does. Once in sync, an outage (which the line
+        // that found it has announced) warns on its first retry and then once a minute, as the
+        // master's scheduler does; the attempts between go to debug.
+        const now = this.#clock.now();
+        const loud =
+          !this.#current || this.#retryWarnedAt === undefined || now - this.#retryWarnedAt >= OUTAGE_REMINDER_MS;
+        if (loud) this.#retryWarnedAt = now;
+        this.#logger[loud ? 'warn' : 'debug'](
+          { endpoints: this.#endpoints, attempt: this.#failures, retry_in_ms: waitMs, phase: last.phase },
+          retryMessage(this.#endpoints, last.cause, waitMs),
+        );
+      }
+      // A first sync that failed is still the start; anything later is a reconnect.
+      if (this.#current) this.#reason = 'reconnect';
+    } else if (this.#current) {
+      this.#reason = outcome;
     }
+    return { delayMs: waitMs, reload: true };
   }
 
-  /** Resolves when the watch dies, etcd stops answering the periodic check, or on close. */
-  #follow(dead: AbortSignal): Promise<Outcome> {
-    return new Promise<Outcome>((resolve) => {
-      const done = new AbortController();
-      const finish = (outcome: Outcome): void => {
-        if (done.signal.aborted) return;
-        done.abort();
-        resolve(outcome);
-      };
-      const onDead = (): void => finish(dead.reason instanceof WatchCompactedError ? 'compacted' : 'watch_error');
-      if (dead.aborted) return onDead();
-      if (this.#stop.signal.aborted) return finish('stopped');
-      dead.addEventListener('abort', onDead, { once: true, signal: done.signal });
-      this.#stop.signal.addEventListener('abort', () => finish('stopped'), { once: true, signal: done.signal });
-      void (async () => {
-        for (;;) {
-          try {
-            await this.#clock.sleep(this.#checkMs, done.signal);
-          } catch {
-            return;
-          }
-          try {
-            await this.#kv.revision(this.#probeKey);
-          } catch (err) {
-            this.#logger.warn(
-              { err },
-              `etcd stopped answering (${errorText(err)}); metrics report down until it is back`,
-            );
-            finish('unreachable');
-            return;
-          }
-        }
-      })();
-    });
+  /** What a failure means for the exporter, logged as it is found. */
+  async #outcome({ phase, error: err }: WatchFailure): Promise<Outcome> {
+    if (phase === 'watch') {
+      if (err instanceof WatchCompactedError) {
+        this.#logger.info('watch history was compacted; re-syncing');
+        return 'compacted';
+      }
+      this.#logger.warn({ err }, 'watch broke; re-syncing');
+      return 'watch_error';
+    }
+    if (phase === 'check') {
+      this.#logger.warn({ err }, `etcd stopped answering (${errorText(err)}); metrics report down until it is back`);
+      return 'unreachable';
+    }
+    if (err instanceof WatchCompactedError) {
+      this.#logger.info({ err }, 'watch start revision was compacted; re-syncing');
+      return 'compacted';
+    }
+    if (phase === 'open' && !(err instanceof StoreUnavailableError)) {
+      this.#logger.warn({ err }, `cannot open the etcd watch: ${errorText(err)}; re-syncing`);
+      return 'watch_error';
+    }
+    const explained = await this.#explain?.(err).catch(() => undefined);
+    // Before the first sync, refused credentials or a TLS mismatch are the configuration, and
+    // waiting will not fix them; later, they are as likely a rotation in progress: retry.
+    if (this.#onMisconfigured && !this.#current && (explained !== undefined || err instanceof StoreAccessDeniedError)) {
+      this.#onMisconfigured(explained ?? errorText(err), err);
+      return 'misconfigured';
+    }
+    this.#failures++;
+    this.#lastFailure = {
+      cause: explained ?? errorText(err).replace(/^etcd unavailable: /, ''),
+      phase: phase === 'load' ? 'range' : 'watch',
+    };
+    return 'unreachable';
   }
-}
-
-async function closeWithin(watch: Watch, ms: number, clock: Clock): Promise<void> {
-  const timer = new AbortController();
-  await Promise.race([watch.close().catch(() => undefined), clock.sleep(ms, timer.signal).catch(() => undefined)]);
-  timer.abort();
 }
 
 /** `etcd not reachable at <endpoints>: <cause>; retrying in 1.2 s`, as the master says it. */

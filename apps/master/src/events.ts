@@ -7,16 +7,14 @@ import {
   type Kv,
   type ParkRecord,
   ParkRecordSchema,
+  ResumingWatch,
   type TaskCooldown,
   TaskCooldownSchema,
   type TaskKind,
-  TaskKindSchema,
   TaskRecordSchema,
   TimelineEventSchema,
-  type Watch,
   type WatchEvent,
-  targetFromHex,
-  whenAborted,
+  parsePairKey,
 } from '@maintd/core';
 // The events' shapes are part of the API's route definitions (the OpenAPI document's event
 // payload components), so that the document and the stream cannot drift apart.
@@ -32,13 +30,17 @@ const TASK_WATCH_WAIT_MS = 2000;
 /** Keys per round trip of the index's initial read: small pages keep the transient buffers small. */
 const LOAD_PAGE = 1000;
 
+/** Pause before the watches are opened again after a failure. */
+const RETRY_MS = 1000;
+
 /**
  * Fans task, cooldown, park, timeline and audit changes out to subscribers, from one etcd watch per
  * prefix per process (not one per client), and keeps the {@link CooldownIndex} of cooldown
- * records and parks current from the same watches. Re-opens its watches after a failure, each from the last
- * revision it saw, so a brief etcd outage loses no event; a watch that can no longer resume (its
- * history compacted) re-reads the index from the store. The task watch is a {@link TaskWatch},
- * open only while it is used.
+ * records and parks current from the same watches: core's `ResumingWatch`, which loads the two
+ * prefixes the index holds, re-opens its watches after a failure, each from the last revision it
+ * saw, so a brief etcd outage loses no event, and re-reads the index from the store when a watch
+ * can no longer resume (its history compacted). The task watch is a {@link TaskWatch}, open only
+ * while it is used.
  */
 export class EventHub {
   /**
@@ -52,16 +54,13 @@ export class EventHub {
   readonly #logger: Logger;
   readonly #listeners = new Set<(e: MaintdEvent) => void>();
   readonly #taskListeners = new Set<() => void>();
-  readonly #stop = new AbortController();
   readonly #tasks: TaskWatch;
-  #watches: Watch[] = [];
-  /** Per watched prefix, the revision to resume from (absent: from now). */
-  readonly #resume = new Map<string, number>();
-  /** True while the index holds a load that the watches have kept current since. */
-  #synced = false;
+  /** The watches of cooldowns, parks, the timeline and the audit trail, once started. */
+  #watch: ResumingWatch | undefined;
+  /** The records of the load in progress. */
+  #loading: { cooldowns: KeyValue[]; parks: KeyValue[] } = { cooldowns: [], parks: [] };
   #live = false;
   #generation = 0;
-  #loop: Promise<void> | undefined;
 
   /** `policy`: the cooldown policy of this master, which says whether an entry gates its automatic work. */
   constructor(kv: Kv, keys: Keys, clock: Clock, logger: Logger, policy: CooldownPolicy) {
@@ -83,8 +82,8 @@ export class EventHub {
 
   /** Starts watching (in the background; an unreachable store is retried). */
   start(): void {
-    if (this.#loop) return;
-    this.#loop = this.#run();
+    if (this.#watch) return;
+    this.#watch = this.#open();
     // Open from the start, as a master is usually asked first just after it starts; a master
     // nobody asks drops it after the linger (opening it under a burst of readers instead cost
     // memory: docs/SCALING.md).
@@ -147,73 +146,56 @@ export class EventHub {
   }
 
   async close(): Promise<void> {
-    this.#stop.abort();
-    await Promise.all(this.#watches.map((w) => w.close().catch(() => undefined)));
-    await Promise.all([this.#loop, this.#tasks.close()]);
+    await Promise.all([this.#watch?.close(), this.#tasks.close()]);
+    if (this.#live) {
+      this.#live = false;
+      this.#generation++;
+    }
   }
 
-  async #run(): Promise<void> {
+  #open(): ResumingWatch {
     const cool = this.#keys.cooldownPrefix();
     const parked = this.#keys.parkedPrefix();
     const timeline = this.#keys.timelinePrefix();
     const audit = this.#keys.auditPrefix;
-    while (!this.#stop.signal.aborted) {
-      const dead = new AbortController();
-      try {
-        if (!this.#synced) {
-          const [cooldownRevision, parkRevision] = await this.#loadIndex(cool, parked);
-          // Each watch replays from its snapshot's first read: a change made while the rest of the
-          // snapshot was read arrives as an event, and revisions make applying it twice harmless.
-          this.#resume.set(cool, cooldownRevision + 1);
-          this.#resume.set(parked, parkRevision + 1);
-          this.#synced = true;
-        }
-        const opts = (prefix: string): { fromRevision?: number; onError: () => void } => {
-          const from = this.#resume.get(prefix);
-          return { ...(from ? { fromRevision: from } : {}), onError: () => dead.abort() };
-        };
-        this.#watches = [];
-        this.#watches.push(await this.#kv.watch(cool, (events) => this.#onCooldowns(cool, events), opts(cool)));
-        this.#watches.push(await this.#kv.watch(parked, (events) => this.#onParks(parked, events), opts(parked)));
-        // Events carry no history, so the timeline needs no load: its watch starts now, and
-        // resumes from the last event it saw after a break it can resume from.
-        this.#watches.push(
-          await this.#kv.watch(timeline, (events) => this.#onTimeline(timeline, events), opts(timeline)),
+    const handlers = new Map<string, (events: readonly WatchEvent[]) => void>([
+      [cool, (events) => this.#onCooldowns(cool, events)],
+      [parked, (events) => this.#onParks(parked, events)],
+      [timeline, (events) => this.#onTimeline(events)],
+      [audit, (events) => this.#onAudit(events)],
+    ]);
+    return new ResumingWatch({
+      kv: this.#kv,
+      clock: this.#clock,
+      // Events carry no history, so the timeline and the audit trail (docs/ARCHITECTURE.md §2.9)
+      // need no load: their watches start now, and resume from the last event they saw.
+      watch: [cool, parked, timeline, audit],
+      load: [cool, parked],
+      // Both read at once, as one snapshot as nearly as two reads can be.
+      concurrentLoads: true,
+      pageSize: LOAD_PAGE,
+      onReload: () => (this.#loading = { cooldowns: [], parks: [] }),
+      onPage: (prefix, pairs) => (prefix === cool ? this.#loading.cooldowns : this.#loading.parks).push(...pairs),
+      onLoaded: () => {
+        const { cooldowns, parks } = this.#loading;
+        this.#loading = { cooldowns: [], parks: [] };
+        this.cooldowns.load(
+          records<TaskCooldown>(cool, cooldowns, TaskCooldownSchema),
+          records<ParkRecord>(parked, parks, ParkRecordSchema),
         );
-        // The same for the audit trail (docs/ARCHITECTURE.md §2.9).
-        this.#watches.push(await this.#kv.watch(audit, (events) => this.#onAudit(audit, events), opts(audit)));
+      },
+      onEvents: (events, prefix) => handlers.get(prefix)?.(events),
+      onLive: () => {
         this.#live = true;
         this.#generation++;
-        // Either may have fired while the watches were being opened.
-        await whenAborted(dead.signal, this.#stop.signal);
-      } catch (err) {
-        this.#logger.debug({ err }, 'event watch failed; retrying');
-      }
-      this.#live = false;
-      this.#generation++;
-      await Promise.all(this.#watches.map((w) => w.close().catch(() => undefined)));
-      this.#watches = [];
-      if (dead.signal.aborted) {
-        // Compacted or broken: resume from now, after reading the index afresh.
-        this.#resume.clear();
-        this.#synced = false;
-      }
-      try {
-        await this.#clock.sleep(1000, this.#stop.signal);
-      } catch {
-        return;
-      }
-    }
-  }
-
-  /** Reads every cooldown record and park into the index; returns the revision of each prefix's first read. */
-  async #loadIndex(cool: string, parked: string): Promise<[number, number]> {
-    const [cooldowns, parks] = await Promise.all([readAll(this.#kv, cool), readAll(this.#kv, parked)]);
-    this.cooldowns.load(
-      records<TaskCooldown>(cool, cooldowns.kvs, TaskCooldownSchema),
-      records<ParkRecord>(parked, parks.kvs, ParkRecordSchema),
-    );
-    return [cooldowns.revision, parks.revision];
+      },
+      onFailure: ({ error }) => {
+        this.#logger.debug({ err: error }, 'event watch failed; retrying');
+        this.#live = false;
+        this.#generation++;
+        return { delayMs: RETRY_MS };
+      },
+    });
   }
 
   #onTasks(prefix: string, events: readonly WatchEvent[]): void {
@@ -233,8 +215,7 @@ export class EventHub {
 
   #onCooldowns(prefix: string, events: readonly WatchEvent[]): void {
     for (const e of events) {
-      this.#resume.set(prefix, e.modRevision + 1);
-      const at = keyTarget(prefix, e.key);
+      const at = parsePairKey(prefix, e.key);
       if (!at) continue;
       if (e.type === 'delete') this.cooldowns.applyCooldown(at.kind, at.target, undefined, e.modRevision);
       else {
@@ -248,8 +229,7 @@ export class EventHub {
 
   #onParks(prefix: string, events: readonly WatchEvent[]): void {
     for (const e of events) {
-      this.#resume.set(prefix, e.modRevision + 1);
-      const at = keyTarget(prefix, e.key);
+      const at = parsePairKey(prefix, e.key);
       if (!at) continue;
       if (e.type === 'delete') this.cooldowns.applyPark(at.kind, at.target, undefined, e.modRevision);
       else {
@@ -265,9 +245,8 @@ export class EventHub {
    * A `timeline` event per event added to a pair's timeline. Deletions are trims and prunes of old
    * events, not news: they are not sent. Nothing is decoded while nobody streams.
    */
-  #onTimeline(prefix: string, events: readonly WatchEvent[]): void {
+  #onTimeline(events: readonly WatchEvent[]): void {
     for (const e of events) {
-      this.#resume.set(prefix, e.modRevision + 1);
       if (e.type === 'delete' || this.#listeners.size === 0) continue;
       const parsed = TimelineEventSchema.safeParse(safeJson(e.value));
       // A newer release's event with a field this one does not know still parses (and is sent
@@ -281,9 +260,8 @@ export class EventHub {
    * An `audit` event per entry written, a bulk action's again as its count grows. Deletions are
    * prunes, not news. Nothing is decoded while nobody streams.
    */
-  #onAudit(prefix: string, events: readonly WatchEvent[]): void {
+  #onAudit(events: readonly WatchEvent[]): void {
     for (const e of events) {
-      this.#resume.set(prefix, e.modRevision + 1);
       if (e.type === 'delete' || this.#listeners.size === 0) continue;
       const parsed = AuditEntrySchema.safeParse(safeJson(e.value));
       if (parsed.success) this.#emit({ type: 'audit', revision: e.modRevision, entry: auditEntryView(parsed.data) });
@@ -322,14 +300,6 @@ export class EventHub {
   }
 }
 
-/** The (kind, target) a `P/<prefix>/<kind>/<hex>` key names, or undefined for a key of another shape. */
-function keyTarget(prefix: string, key: string): { kind: TaskKind; target: string } | undefined {
-  const [kindText, hex, extra] = key.slice(prefix.length).split('/');
-  const kind = TaskKindSchema.safeParse(kindText);
-  if (!kind.success || !hex || extra !== undefined) return undefined;
-  return { kind: kind.data, target: targetFromHex(hex) };
-}
-
 /** The records of a read of `P/<prefix>/<kind>/<hex>` keys, each with its pair and revision. */
 function records<T>(
   prefix: string,
@@ -337,26 +307,11 @@ function records<T>(
   schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
 ): { kind: TaskKind; target: string; record: T; revision: number }[] {
   return kvs.flatMap((kv) => {
-    const at = keyTarget(prefix, kv.key);
+    const at = parsePairKey(prefix, kv.key);
     const parsed = schema.safeParse(safeJson(kv.value));
     // A record another version wrote (or a hand edit) is left out, as the lists' reads would fail on it.
     return at && parsed.success ? [{ ...at, record: parsed.data, revision: kv.modRevision }] : [];
   });
-}
-
-/** Every key under `prefix`, in pages; the revision is that of the first page. */
-async function readAll(kv: Kv, prefix: string): Promise<{ kvs: KeyValue[]; revision: number }> {
-  const kvs: KeyValue[] = [];
-  let revision = 0;
-  let from: string | undefined;
-  for (;;) {
-    const page = await kv.range(prefix, { limit: LOAD_PAGE, ...(from !== undefined ? { fromKey: from } : {}) });
-    if (revision === 0) revision = page.revision;
-    kvs.push(...page.kvs);
-    const last = page.kvs.at(-1);
-    if (!page.more || !last) return { kvs, revision };
-    from = `${last.key}\0`; // the smallest key after `last`
-  }
 }
 
 function safeJson(text: string): unknown {

@@ -1,4 +1,4 @@
-import type { Clock, Kv, Watch, WatchEvent } from '@maintd/core';
+import { type Clock, type Kv, ResumingWatch, type WatchEvent } from '@maintd/core';
 import type { Logger } from 'pino';
 
 /**
@@ -36,17 +36,17 @@ function signal(): { readonly promise: Promise<void>; readonly resolve: () => vo
  * stream), or it was wanted (a task list read, the hub's start) within the last minute. Every
  * task changes three times, so a watch open on every master decodes every task of the fleet
  * three times over, for lists and streams that most masters never serve (docs/SCALING.md).
- * A failed open is retried from the last revision it saw; a watch that broke, was compacted or
- * was closed as unused reopens from now.
+ * While open, it is core's `ResumingWatch`: a watch that broke or could not be opened resumes
+ * from the last revision it saw, one whose history was compacted from now; a watch closed as
+ * unused reopens from now.
  */
 export class TaskWatch {
   readonly #o: TaskWatchOptions;
   readonly #stop = new AbortController();
+  /** Runs while the watch is open, and closes it once it is no longer wanted. */
   #loop: Promise<void> | undefined;
   #live = false;
   #generation = 0;
-  /** Wakes the loop: stopping, or its watch failed. */
-  #wake: AbortController | undefined;
   /** Resolved (and replaced) each time the watch is established. */
   #up = signal();
   /** When the watch was last wanted (clock time). */
@@ -88,9 +88,8 @@ export class TaskWatch {
   }
 
   async close(): Promise<void> {
-    this.#stop.abort();
     // Woken, the loop closes its watch itself.
-    this.#wake?.abort();
+    this.#stop.abort();
     await this.#loop;
   }
 
@@ -100,49 +99,36 @@ export class TaskWatch {
 
   async #run(): Promise<void> {
     const { kv, prefix, clock, logger, onEvents } = this.#o;
-    let from: number | undefined;
-    while (this.#wanted()) {
-      const wake = new AbortController();
-      this.#wake = wake;
-      let failed = false;
-      let watch: Watch | undefined;
-      try {
-        watch = await kv.watch(
-          prefix,
-          (events) => {
-            const last = events.at(-1);
-            if (last) from = last.modRevision + 1;
-            onEvents(events);
-          },
-          { ...(from !== undefined ? { fromRevision: from } : {}), onError: () => wake.abort() },
-        );
+    // From now: a watch closed as unused and wanted again has nothing to resume.
+    const watch = new ResumingWatch({
+      kv,
+      clock,
+      watch: [prefix],
+      onEvents: (events) => onEvents(events),
+      onLive: () => {
         this.#live = true;
         this.#generation++;
         const up = this.#up;
         this.#up = signal();
         up.resolve();
-        while (!wake.signal.aborted && this.#wanted()) {
-          await clock.sleep(CHECK_MS, wake.signal).catch(() => undefined);
-        }
-      } catch (err) {
-        failed = true;
-        logger.debug({ err }, 'task watch failed; retrying');
-      }
-      failed ||= wake.signal.aborted && !this.#stop.signal.aborted;
-      if (this.#live) {
-        this.#live = false;
-        this.#generation++;
-      }
-      await watch?.close().catch(() => undefined);
-      if (!this.#wanted()) return;
-      // Closed as unused, then wanted again: reopen at once, from now. Failed: pause first.
-      if (!failed) {
-        from = undefined;
-        continue;
-      }
-      // Compacted or broken: resume from now.
-      if (wake.signal.aborted) from = undefined;
-      await clock.sleep(RETRY_MS, this.#stop.signal).catch(() => undefined);
+      },
+      onFailure: ({ error }) => {
+        logger.debug({ err: error }, 'task watch failed; retrying');
+        this.#lost();
+        return { delayMs: RETRY_MS };
+      },
+    });
+    try {
+      while (this.#wanted()) await clock.sleep(CHECK_MS, this.#stop.signal).catch(() => undefined);
+    } finally {
+      await watch.close();
+      this.#lost();
     }
+  }
+
+  #lost(): void {
+    if (!this.#live) return;
+    this.#live = false;
+    this.#generation++;
   }
 }

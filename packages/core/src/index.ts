@@ -41,7 +41,7 @@ export {
   WatchCompactedError,
 } from './errors.js';
 export { createIdGenerator } from './ids.js';
-export { DEFAULT_PREFIX, type Keys, keysFor, targetFromHex, targetHex } from './keys.js';
+export { DEFAULT_PREFIX, type Keys, type PairKey, keysFor, parsePairKey, targetFromHex, targetHex } from './keys.js';
 export { EtcdKv } from './kv/etcd.js';
 export { type EtcdConnectionSettings, type EtcdKvOptions, etcdKvOptions } from './kv/etcd-options.js';
 export { diagnoseEtcdTls } from './kv/etcd-tls.js';
@@ -123,6 +123,14 @@ export {
 } from './timeline.js';
 export { EVENT_LOOP_SAMPLE_MS, NON_COUNTER_TOTALS } from './process-metrics.js';
 export { type Random, cryptoRandom, seededRandom } from './random.js';
+export {
+  ResumingWatch,
+  type ResumingWatchOptions,
+  type RetryPlan,
+  type WatchFailure,
+  type WatchFailurePhase,
+} from './resuming-watch.js';
+export { type ScanOptions, type ScanPage, scanPages } from './store/scan.js';
 export {
   DEFAULT_SESSION_TTL_SECS,
   MIN_SESSION_TTL_SECS,

@@ -1,4 +1,4 @@
-import type { TaskKind } from './model.js';
+import { KIND_PATTERN, type TaskKind } from './model.js';
 
 /** Lowercase hex of a target's UTF-8 bytes: how targets appear in keys. */
 export function targetHex(target: string): string {
@@ -8,6 +8,41 @@ export function targetHex(target: string): string {
 /** Inverse of {@link targetHex}. */
 export function targetFromHex(hex: string): string {
   return Buffer.from(hex, 'hex').toString('utf8');
+}
+
+/** A (kind, target) pair named by a key: see {@link parsePairKey}. */
+export interface PairKey {
+  /** The task kind. */
+  readonly kind: TaskKind;
+  /** The target (store name), decoded from the key's hex. */
+  readonly target: string;
+}
+
+const HEX = /^(?:[0-9a-f]{2})+$/;
+// Fatal: bytes that are not UTF-8 are no target's; BOM kept: a leading U+FEFF is part of the name.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The (kind, target) of a `<section><kind>/<target-hex>` key, where `section` is one of the
+ * per-pair sections of {@link Keys} (`cooldownPrefix()`, `parkedPrefix()`, `dedupePrefix`), or of
+ * a key of one pair's entries with `<section>` `heldPrefix()` or `timelinePrefix()` once its
+ * trailing `/<id>` is cut off. Undefined for any key not of that shape: outside the section, a
+ * kind that is no kind's name, hex that is empty, not lowercase or not UTF-8, or anything after it.
+ * What {@link keysFor} builds, it parses back.
+ */
+export function parsePairKey(section: string, key: string): PairKey | undefined {
+  if (!key.startsWith(section)) return undefined;
+  const rest = key.slice(section.length);
+  const slash = rest.indexOf('/');
+  if (slash < 0) return undefined;
+  const kind = rest.slice(0, slash);
+  const hex = rest.slice(slash + 1);
+  if (!KIND_PATTERN.test(kind) || !HEX.test(hex)) return undefined;
+  try {
+    return { kind, target: UTF8.decode(Buffer.from(hex, 'hex')) };
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
  * every record at the revision it was written, whichever version wrote it. Each check returns its
  * violations as sentences (empty when it holds) and the figures that show it was exercised.
  */
-import { type TaskRecord, targetFromHex } from '@maintd/core';
+import { type TaskRecord, parsePairKey } from '@maintd/core';
 import { type TaskChange, lifecycleViolations } from '@maintd/faults/harness/cluster-fixture';
 import type { Change } from './etcd-log.js';
 
@@ -14,8 +14,8 @@ const pairKey = (kind: string, target: string): string => `${kind} ${target}`;
 
 /** `cooldown/<kind>/<hex>` or `parked/<kind>/<hex>` → its (kind, target). */
 function pairOfKey(key: string): string {
-  const [, kind, hex] = key.split('/');
-  return pairKey(kind ?? '', targetFromHex(hex ?? ''));
+  const pair = parsePairKey('cooldown/', key) ?? parsePairKey('parked/', key);
+  return pair ? pairKey(pair.kind, pair.target) : key;
 }
 
 interface Held {

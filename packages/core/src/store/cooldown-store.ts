@@ -1,5 +1,5 @@
 import { ContentionError } from '../errors.js';
-import { targetFromHex } from '../keys.js';
+import { parsePairKey, targetFromHex } from '../keys.js';
 import type { KeyValue, Lease, TxnOp } from '../kv/port.js';
 import {
   type CooldownDecision,
@@ -351,8 +351,8 @@ export class CooldownStore {
     const pairs: Pair[] = [];
     const prefix = this.#ctx.keys.cooldownPrefix();
     for await (const found of scan(this.#ctx.kv, this.#ctx.keys.cooldownPrefix(kind), { keysOnly: true })) {
-      const [k, hex] = found.key.slice(prefix.length).split('/');
-      if (k !== undefined && hex !== undefined) pairs.push({ kind: k, target: targetFromHex(hex) });
+      const pair = parsePairKey(prefix, found.key);
+      if (pair) pairs.push(pair);
     }
     return (await this.resetMany(pairs, actor)).filter(Boolean).length;
   }

@@ -1,5 +1,5 @@
 import type { Compare, KeyValue, TxnOp } from '../kv/port.js';
-import { targetFromHex } from '../keys.js';
+import { type PairKey, parsePairKey } from '../keys.js';
 import {
   type ParkRecord,
   ParkRecordSchema,
@@ -119,14 +119,16 @@ export async function resumePair(ctx: StoreContext, kind: TaskKind, target: stri
  */
 export async function resumeLapsed(ctx: StoreContext): Promise<string[]> {
   const prefix = ctx.keys.heldPrefix();
-  const pairs = new Map<string, { kind: TaskKind; hex: string }>();
+  const pairs = new Map<string, PairKey>();
   for await (const found of scan(ctx.kv, prefix, { keysOnly: true })) {
-    const [kind, hex] = found.key.slice(prefix.length).split('/');
-    if (kind !== undefined && hex !== undefined) pairs.set(`${kind}/${hex}`, { kind, hex });
+    // `P/held/<kind>/<hex>/<id>`: the pair's key is all before the id.
+    const pairKey = found.key.slice(0, found.key.lastIndexOf('/'));
+    const pair = parsePairKey(prefix, pairKey);
+    if (pair) pairs.set(pairKey, pair);
   }
   const out: string[] = [];
-  for (const { kind, hex } of pairs.values()) {
-    out.push(...(await resumePair(ctx, kind, targetFromHex(hex))));
+  for (const { kind, target } of pairs.values()) {
+    out.push(...(await resumePair(ctx, kind, target)));
   }
   return out;
 }

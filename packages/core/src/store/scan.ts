@@ -7,7 +7,7 @@ import { idLowerBound, idTime } from './codec.js';
 // many stores (about 3 MB of cooldown records), so its cost does not grow with the fleet.
 const SCAN_PAGE = 10_000;
 
-/** How {@link scan} reads a prefix. */
+/** How {@link scanPages} reads a prefix. */
 export interface ScanOptions {
   /** Last key first. */
   readonly reverse?: boolean;
@@ -17,8 +17,24 @@ export interface ScanOptions {
   readonly pageSize?: number;
 }
 
-/** Pages through a prefix without loading it in one response. */
-export async function* scan(kv: Kv, prefix: string, options: ScanOptions = {}): AsyncGenerator<KeyValue> {
+/** One page of a {@link scanPages}. */
+export interface ScanPage {
+  /** The page's pairs, in the scan's order. */
+  readonly kvs: readonly KeyValue[];
+  /**
+   * The store revision the page was read at. A page is read after the one before it, so a
+   * scan's first page is its oldest: a watch from the first page's revision + 1 replays every
+   * change the later pages may or may not show (each pair's `modRevision` tells which).
+   */
+  readonly revision: number;
+}
+
+/**
+ * The paged read of every key under `prefix`, over the {@link Kv} port: one range per page,
+ * each resuming after the last key of the one before, so no response holds the whole prefix.
+ * Yields each page as it is read (an empty prefix yields one empty page, with its revision).
+ */
+export async function* scanPages(kv: Kv, prefix: string, options: ScanOptions = {}): AsyncGenerator<ScanPage> {
   const { reverse = false, keysOnly = false, pageSize = SCAN_PAGE } = options;
   let from: string | undefined;
   for (;;) {
@@ -30,11 +46,16 @@ export async function* scan(kv: Kv, prefix: string, options: ScanOptions = {}): 
     });
     // A reverse page ends at `fromKey` inclusive: that key was the last of the previous page.
     const kvs = reverse && from !== undefined && page.kvs[0]?.key === from ? page.kvs.slice(1) : page.kvs;
-    yield* kvs;
+    yield { kvs, revision: page.revision };
     const last = page.kvs.at(-1);
     if (!page.more || !last) return;
     from = reverse ? last.key : keyAfter(last.key);
   }
+}
+
+/** Every pair under `prefix`, read as {@link scanPages} reads them. */
+export async function* scan(kv: Kv, prefix: string, options: ScanOptions = {}): AsyncGenerator<KeyValue> {
+  for await (const page of scanPages(kv, prefix, options)) yield* page.kvs;
 }
 
 /**
