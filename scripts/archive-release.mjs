@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openApiDocument } from '@maintd/scheduler/api';
+import { openApiDocument } from '@maintd/api';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The published packages (docs/ARCHITECTURE.md §1), by workspace directory. */

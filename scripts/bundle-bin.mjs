@@ -2,7 +2,7 @@
 /**
  * Bundles a binary's package for publishing: run from the app's directory after `tsc`, it
  * replaces `dist/main.js` (the module `bin/*.js` imports) with one ES module that holds the
- * app's own code and the private workspace packages it uses (`@maintd/scheduler`,
+ * app's own code and the private workspace packages it uses (`@maintd/scheduler`, `@maintd/api`,
  * `@maintd/settings`), and keeps every other import as an import: Node built-ins and the app's
  * runtime `dependencies`, which npm installs next to it.
  *

@@ -9,6 +9,7 @@
  */
 import { DEFAULT_PREFIX } from '@maintd/core';
 import {
+  type LoadResult as SettingsLoadResult,
   type SettingDescriptor as Descriptor,
   checkEtcdSettings,
   checkServerTlsSettings,
@@ -105,22 +106,11 @@ export interface LoadConfigInput {
 }
 
 /** What startup should do. Bad input is a result, not an exception. */
-export type LoadResult =
-  | { readonly action: 'run'; readonly config: ExporterConfig }
-  | { readonly action: 'help'; readonly text: string }
-  /** `--version`/`-V`: the binary prints its version. */
-  | { readonly action: 'version' }
-  | { readonly action: 'print-config'; readonly text: string }
-  | { readonly action: 'error'; readonly message: string };
+export type LoadResult = SettingsLoadResult<ExporterConfig>;
 
-/** The one read of the process environment in the exporter. */
-export function readProcessEnv(): Readonly<Record<string, string | undefined>> {
-  return process.env;
-}
-
-/** Whether stdout is a terminal: `LOG_FORMAT=auto` is pretty there and JSON anywhere else. */
-export function stdoutIsTty(): boolean {
-  return process.stdout.isTTY === true;
+/** Parses this process's argv and environment (the one read of it in the exporter). */
+export function loadProcessConfig(argv: readonly string[]): LoadResult {
+  return loadConfig({ argv, env: process.env });
 }
 
 /**

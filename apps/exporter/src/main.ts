@@ -1,11 +1,13 @@
 import type { Server as HttpsServer } from 'node:https';
 import { type ServerType, serve } from '@hono/node-server';
 import { EtcdKv, type EtcdKvOptions, cryptoRandom, diagnoseEtcdTls, etcdKvOptions, systemClock } from '@maintd/core';
-import { EXIT, handleStopSignals, resolveLogFormat, shutDown, versionText } from '@maintd/settings';
-import { createLogger } from '@maintd/settings/logging';
+import { EXIT } from '@maintd/settings';
+import { type DaemonContext, type ServingDaemon, type StartRefusal, runDaemon } from '@maintd/settings/daemon';
 import { ServerTls, serverTlsMetrics } from '@maintd/settings/tls';
+import type { Logger } from 'pino';
 import { createApp } from './app.js';
-import { loadConfig, readProcessEnv, stdoutIsTty } from './env.js';
+import type { ExporterConfig } from './config.js';
+import { loadProcessConfig } from './env.js';
 import { createExporterMetrics } from './metrics.js';
 import { VERSION } from './version.js';
 import { ClusterWatcher } from './watcher.js';
@@ -15,54 +17,41 @@ import { ClusterWatcher } from './watcher.js';
  * aggregates in sync and serves them until SIGINT/SIGTERM. An unreachable etcd is not fatal:
  * the exporter serves `maintd_exporter_up 0` and keeps retrying. A configuration that can never
  * work (an unreadable TLS file; before the first sync, refused credentials or a TLS mismatch)
- * exits with code 2, as the master does; a runtime failure (the port is taken) with 1.
+ * exits with code 2, as the master does; a runtime failure (the port is taken) with 1. The command
+ * line, signals, shutdown and exit codes are `runDaemon`'s (docs/ARCHITECTURE.md §3.1).
  */
-export async function main(argv: readonly string[]): Promise<void> {
-  const loaded = loadConfig({
-    // Package-manager scripts (`pnpm start -- --flag`) may pass a bare `--` through.
-    argv: argv[0] === '--' ? argv.slice(1) : argv,
-    env: readProcessEnv(),
+export function main(argv: readonly string[]): Promise<void> {
+  return runDaemon({
+    program: 'maintd-exporter',
+    version: VERSION,
+    argv,
+    load: loadProcessConfig,
+    logging: () => ({
+      base: { app: 'maintd-exporter' },
+      // The retry line says its endpoints, attempt and wait in words.
+      pretty: { ignore: ['endpoints', 'attempt', 'retry_in_ms'] },
+    }),
+    start,
   });
-  if (loaded.action === 'help' || loaded.action === 'print-config') {
-    process.stdout.write(loaded.text);
-    return;
-  }
-  if (loaded.action === 'version') {
-    process.stdout.write(versionText('maintd-exporter', VERSION));
-    return;
-  }
-  if (loaded.action === 'error') {
-    process.stderr.write(`maintd-exporter: ${loaded.message}\nRun 'maintd-exporter --help' for every setting.\n`);
-    process.exitCode = EXIT.usage;
-    return;
-  }
-  const config = loaded.config;
-  const logger = createLogger({
-    level: config.logLevel,
-    format: resolveLogFormat(config.logFormat, stdoutIsTty()),
-    base: { app: 'maintd-exporter' },
-    // The retry line says its endpoints, attempt and wait in words.
-    pretty: { ignore: ['endpoints', 'attempt', 'retry_in_ms'] },
-  });
+}
 
+async function start(
+  config: ExporterConfig,
+  logger: Logger,
+  ctx: DaemonContext,
+): Promise<ServingDaemon | StartRefusal> {
   let kvOptions: EtcdKvOptions;
   try {
     kvOptions = await etcdKvOptions(config.etcd);
   } catch (err) {
     // An unreadable or malformed TLS file: no retry can fix it.
-    logger.fatal({ err }, `cannot configure the etcd client: ${(err as Error).message}`);
-    process.exitCode = EXIT.usage;
-    return;
+    return { refused: `cannot configure the etcd client: ${(err as Error).message}`, err };
   }
   // Checked before anything connects: a bad TLS file exits 2 naming the setting, as an etcd one does.
   let tls: ServerTls | undefined;
   if (config.tls !== undefined) {
     const opened = await ServerTls.open(config.tls, { clock: systemClock, logger });
-    if (!opened.ok) {
-      logger.fatal(`cannot serve /metrics over TLS: ${opened.error}`);
-      process.exitCode = EXIT.usage;
-      return;
-    }
+    if (!opened.ok) return { refused: `cannot serve /metrics over TLS: ${opened.error}` };
     tls = opened.tls;
   }
   const kv = new EtcdKv(kvOptions);
@@ -80,7 +69,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     endpoints: config.etcd.endpoints,
     onMisconfigured: (reason, err) => {
       logger.fatal({ err, endpoints: config.etcd.endpoints }, `cannot read the fleet state from etcd: ${reason}`);
-      void shutdown('misconfigured').finally(() => process.exit(EXIT.usage));
+      ctx.fail('misconfigured', EXIT.usage);
     },
     // Called only once a sync completes, after `metrics` exists.
     onSync: (info) => metrics.recordSync(info),
@@ -108,31 +97,16 @@ export async function main(argv: readonly string[]): Promise<void> {
   // Rotated files go into force for new connections (docs/ARCHITECTURE.md §3.4).
   if (tls) tls.attach(server as HttpsServer);
 
-  let stopping = false;
-  const shutdown = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    await shutDown({
-      server,
-      logger,
-      drain: async () => {
-        logger.info({ signal }, 'shutting down');
-        await watcher.close();
-      },
-      release: () => {
-        tls?.close();
-        return kv.close();
-      },
-    });
+  return {
+    server,
+    address: `${config.host}:${config.port}`,
+    drain: async (signal) => {
+      logger.info({ signal }, 'shutting down');
+      await watcher.close();
+    },
+    release: () => {
+      tls?.close();
+      return kv.close();
+    },
   };
-  server.once('error', (err: Error) => {
-    logger.fatal({ err }, `cannot listen on ${config.host}:${config.port}: ${err.message}`);
-    void shutdown('listen-error').finally(() => process.exit(EXIT.failure));
-  });
-  handleStopSignals({
-    program: 'maintd-exporter',
-    logger,
-    terminal: stdoutIsTty(),
-    shutdown,
-  });
 }

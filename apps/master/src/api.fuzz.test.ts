@@ -42,7 +42,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FakeClock, type TestMaster, eventually, openMaster } from '../test/harness.js';
 import { KIND_NAMES } from '@maintd/scheduler';
-import { MAX_BODY_BYTES } from '@maintd/scheduler/api';
+import { MAX_BODY_BYTES } from '@maintd/api';
 
 const SCALE = Math.max(1, Number(process.env.FUZZ_SCALE) || 1);
 /** Runs per hostile property (6 properties, a few ms per run). */

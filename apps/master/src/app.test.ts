@@ -1,10 +1,4 @@
-import {
-  type CooldownView,
-  CooldownSchema,
-  EventMessageSchema,
-  PolicySchema,
-  openApiDocument,
-} from '@maintd/scheduler/api';
+import { type CooldownView, CooldownSchema, EventMessageSchema, PolicySchema, openApiDocument } from '@maintd/api';
 import { KIND_NAMES } from '@maintd/scheduler';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';

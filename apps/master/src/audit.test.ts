@@ -1,4 +1,4 @@
-import { AuditPageSchema, EventMessageSchema } from '@maintd/scheduler/api';
+import { AuditPageSchema, EventMessageSchema } from '@maintd/api';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { tokenDigest } from './auth/api-token.js';
 import { FakeClock, type TestMaster, eventually, jsonBody, openMaster } from '../test/harness.js';

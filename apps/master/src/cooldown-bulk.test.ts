@@ -1,4 +1,4 @@
-import { BULK_SAMPLE_MAX, BulkResultSchema, CooldownSchema, type CooldownView } from '@maintd/scheduler/api';
+import { BULK_SAMPLE_MAX, BulkResultSchema, CooldownSchema, type CooldownView } from '@maintd/api';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { FakeClock, type TestMaster, eventually, openMaster } from '../test/harness.js';

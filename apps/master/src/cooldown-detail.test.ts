@@ -1,4 +1,4 @@
-import { CooldownDetailSchema, MaintdEventSchema, type MaintdEvent } from '@maintd/scheduler/api';
+import { CooldownDetailSchema, MaintdEventSchema, type MaintdEvent } from '@maintd/api';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { FakeClock, type TestMaster, eventually, jsonBody, openMaster } from '../test/harness.js';
 

@@ -1,9 +1,10 @@
 import { DEFAULT_COOLDOWN_POLICY, type ParkRecord, type TaskCooldown, type TaskKind } from '@maintd/core';
 import { KIND_NAMES } from '@maintd/scheduler';
-import type { CooldownView } from '@maintd/scheduler/api';
+import type { CooldownView } from '@maintd/api';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CooldownIndex, type CooldownPageQuery, LOCAL_REVISION } from './cooldown-index.js';
+import { CooldownIndex } from './cooldown-index.js';
+import type { CooldownPageQuery } from './cooldown-query.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 
@@ -122,7 +123,7 @@ describe('CooldownIndex', () => {
     index.applyCooldown('compact', 'a', cooldown('compact', 'a', 2, NOW + 10, NOW), 20);
     expect(index.applyCooldown('compact', 'a', undefined, 19)).toBe(false);
     expect(index.view('compact', 'a', NOW)?.failures).toBe(2);
-    index.applyPark('compact', 'a', park('compact', 'a', null), LOCAL_REVISION);
+    index.wrotePark('compact', 'a', park('compact', 'a', null));
     expect(index.view('compact', 'a', NOW)?.state).toBe('parked');
     // The watch reports the park with its real revision, then its release.
     expect(index.applyPark('compact', 'a', park('compact', 'a', null), 21)).toBe(true);
@@ -137,7 +138,7 @@ describe('CooldownIndex', () => {
       DEFAULT_COOLDOWN_POLICY,
     );
     const first = index.page({ limit: 2 }, NOW);
-    index.applyCooldown('compact', 'b', undefined, LOCAL_REVISION);
+    index.wroteCooldown('compact', 'b', undefined);
     const second = index.page({ limit: 2, cursor: first.nextCursor! }, NOW);
     expect((JSON.parse(new TextDecoder().decode(second.body)) as CooldownView[]).map((c) => c.target)).toEqual([
       'c',

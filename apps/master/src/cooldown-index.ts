@@ -1,193 +1,41 @@
 import {
   type CooldownPolicy,
-  KIND_PATTERN,
   type ParkRecord,
+  SortedList,
   type TaskCooldown,
   type TaskKind,
-  ValidationError,
-} from '@maintd/core';
-import {
-  type CooldownSort,
-  type CooldownState,
-  type CooldownView,
   cooldownState,
-  cooldownView,
-} from '@maintd/scheduler/api';
+} from '@maintd/core';
+import { type CooldownSort, type CooldownView, cooldownView } from '@maintd/api';
+import { decodeCursor, encodeCursor } from './cooldown-cursor.js';
+import { matchesSearch, matchesState } from './cooldown-filter.js';
+import { type Order, comparatorOf, comparePositions, position } from './cooldown-order.js';
+import type {
+  CooldownPage,
+  CooldownPageQuery,
+  CooldownPair,
+  CooldownSelection,
+  CooldownStateFilter,
+  SelectedEntry,
+} from './cooldown-query.js';
 import { type JsonBytes, encodeJson } from './http/json-bytes.js';
 
 /**
- * The revision a master's own write is recorded with before its watch event arrives: lower than
- * any real revision, so the event (and anything after it) always replaces it.
+ * The revision this master's own write is recorded with before its watch event arrives: lower
+ * than any real revision, so the event (and anything after it) always replaces it.
  */
-export const LOCAL_REVISION = 0;
+const LOCAL_REVISION = 0;
 
-/** Largest number of encoded pages kept between two changes. */
+/** Largest number of filtered lists, encoded pages and encoded whole lists kept, each, between two changes. */
 const PAGE_CACHE_ENTRIES = 512;
 
-/** The `state` filter of a page: one state, or `any`; absent = `cooling` and `parked` (what the sweeps skip). */
-export type CooldownStateFilter = CooldownState | 'any';
-
-/** What one page of the cooldown list asks for. */
-export interface CooldownPageQuery {
-  /** Entries per page. */
-  readonly limit: number;
-  /** The opaque cursor of the previous page, if any. */
-  readonly cursor?: string | undefined;
-  /** Only this kind. */
-  readonly kind?: TaskKind | undefined;
-  /** Only this state (`any`: every state); absent: cooling and parked. */
-  readonly state?: CooldownStateFilter | undefined;
-  /** The order (default `until`). */
-  readonly sort?: CooldownSort | undefined;
-  /** Only entries whose store name or last error contains this text, ignoring case. */
-  readonly q?: string | undefined;
-}
-
-/** What a bulk action selects: the list's filter, where an absent state is every state. */
-export interface CooldownSelection {
-  readonly kind?: TaskKind | undefined;
-  /** Absent: every state (`any`), unlike a page. */
-  readonly state?: CooldownStateFilter | undefined;
-  readonly q?: string | undefined;
-}
-
-/** One entry a bulk action selected: its view, and whether it has a failure record to reset. */
-export interface SelectedEntry {
-  readonly view: CooldownView;
-  readonly hasRecord: boolean;
-}
-
-/** One page, encoded once and shared by every request that asks for it until something changes. */
-export interface CooldownPage {
-  /** The page as a JSON array of {@link CooldownView}. */
-  readonly body: JsonBytes<CooldownView[]>;
-  /** Entries in this page. */
-  readonly count: number;
-  /** Entries matching the filters, over all pages. */
-  readonly total: number;
-  /** Cursor of the next page; null on the last page. */
-  readonly nextCursor: string | null;
-}
-
 /** One (kind, target) as the index holds it: its cooldown record and its park, with their revisions. */
-interface Entry {
-  readonly kind: TaskKind;
-  readonly target: string;
+interface Entry extends CooldownPair {
   cooldown: TaskCooldown | undefined;
   /** `mod_revision` of the cooldown half (or of its deletion); {@link LOCAL_REVISION} for a local write. */
   cooldownRevision: number;
   park: ParkRecord | undefined;
   parkRevision: number;
-}
-
-/** A position in one order: the sort value (±Infinity when the entry has none), then kind, then target. */
-interface Position {
-  readonly value: number;
-  readonly kind: string;
-  readonly target: string;
-}
-
-const SORTS: readonly CooldownSort[] = ['until', 'failures', 'last_failure'];
-
-/** The value an entry is ordered by: what the served entry shows (a missing one sorts last). */
-function sortValue(e: Entry, sort: CooldownSort): number {
-  switch (sort) {
-    case 'until':
-      return e.cooldown?.until_ms ?? Infinity;
-    case 'failures':
-      return e.cooldown?.failures ?? 0;
-    case 'last_failure':
-      return e.cooldown?.last_failure_ms ?? -Infinity;
-  }
-}
-
-/** `until` runs soonest first; `failures` and `last_failure` worst and latest first. Ties: kind, target. */
-function comparePositions(sort: CooldownSort, a: Position, b: Position): number {
-  if (a.value !== b.value) {
-    const ascending = sort === 'until';
-    return a.value < b.value === ascending ? -1 : 1;
-  }
-  if (a.kind !== b.kind) return a.kind < b.kind ? -1 : 1;
-  if (a.target !== b.target) return a.target < b.target ? -1 : 1;
-  return 0;
-}
-
-function position(e: Entry, sort: CooldownSort): Position {
-  return { value: sortValue(e, sort), kind: e.kind, target: e.target };
-}
-
-/** The key order of the stored records: kind, then target (targets are ASCII: their hex sorts alike). */
-function byKey(a: Entry, b: Entry): number {
-  if (a.kind !== b.kind) return a.kind < b.kind ? -1 : 1;
-  return a.target < b.target ? -1 : a.target > b.target ? 1 : 0;
-}
-
-/** An order the index keeps its entries in: one of the API's sorts, or the key order of the unpaged list. */
-type Order = CooldownSort | 'key';
-
-function compareIn(order: Order, a: Entry, b: Entry): number {
-  return order === 'key' ? byKey(a, b) : comparePositions(order, position(a, order), position(b, order));
-}
-
-/** Index of the first entry of `sorted` not before `e` in `order` (binary search). */
-function lowerBound(sorted: readonly Entry[], order: Order, e: Entry): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareIn(order, sorted[mid]!, e) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/**
- * The cursor of the entry a page ended on: base64url of `[sort, value, kind, target]`. Opaque to
- * clients; it names a position, not an offset, so a page boundary survives inserts and deletes.
- */
-function encodeCursor(sort: CooldownSort, p: Position): string {
-  const value = Number.isFinite(p.value) ? p.value : null;
-  return Buffer.from(JSON.stringify([sort, value, p.kind, p.target]), 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string, sort: CooldownSort): Position {
-  const bad = (why: string): ValidationError => new ValidationError(`invalid cursor: ${why}`, { field: 'cursor' });
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw bad('not a cursor from a previous page');
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 4) throw bad('not a cursor from a previous page');
-  const [s, value, kind, target] = parsed as unknown[];
-  if (typeof s !== 'string' || !SORTS.includes(s as CooldownSort)) throw bad('not a cursor from a previous page');
-  if (s !== sort) throw bad(`it continues a page sorted by ${s}, not ${sort}`);
-  if (
-    (value !== null && (typeof value !== 'number' || !Number.isFinite(value))) ||
-    typeof kind !== 'string' ||
-    !KIND_PATTERN.test(kind) ||
-    typeof target !== 'string'
-  ) {
-    throw bad('not a cursor from a previous page');
-  }
-  // A missing value sorts last: +Infinity for `until`, -Infinity for the descending orders.
-  const missing = sort === 'until' ? Infinity : -Infinity;
-  return { value: value ?? missing, kind, target };
-}
-
-/**
- * Whether `e` matches a search (`q`, lowercased): its store name or its last error contains it,
- * ignoring case. A park's reason is not searched: the list's `q` is about failures and names.
- */
-function found(e: Entry, needle: string | undefined): boolean {
-  if (needle === undefined) return true;
-  return e.target.toLowerCase().includes(needle) || (e.cooldown?.last_error.toLowerCase().includes(needle) ?? false);
-}
-
-function matches(state: CooldownState | undefined, filter: CooldownStateFilter | undefined): boolean {
-  if (state === undefined) return false;
-  if (filter === 'any') return true;
-  return filter === undefined ? state === 'cooling' || state === 'parked' : state === filter;
 }
 
 /**
@@ -201,6 +49,8 @@ function matches(state: CooldownState | undefined, filter: CooldownStateFilter |
  * (O(n)); any further request is a binary search for its cursor plus its slice, and a page
  * already asked for is its encoded bytes. A state depends on the time (a window ends, a park
  * lapses), so the filtered lists are also dropped at the next such moment, never served stale.
+ * Bounds: one sorted list per order asked (four at most, each of every entry); the filtered
+ * lists, pages and whole lists at most {@link PAGE_CACHE_ENTRIES} each (a full map is emptied).
  */
 export class CooldownIndex {
   /** The policy of the master serving the index: each view's `gating` is computed against it. */
@@ -216,8 +66,8 @@ export class CooldownIndex {
   /** The derived data holds for times in [derivedAt, validUntil): a wall clock may also step back. */
   #derivedAt = Infinity;
   #validUntil = -Infinity;
-  readonly #sorted = new Map<Order, Entry[]>();
-  readonly #filtered = new Map<string, Entry[]>();
+  readonly #sorted = new Map<Order, SortedList<Entry>>();
+  readonly #filtered = new Map<string, SortedList<Entry>>();
   readonly #pages = new Map<string, CooldownPage>();
   /** The unpaged lists asked for, encoded. */
   readonly #lists = new Map<string, JsonBytes<CooldownView[]>>();
@@ -261,8 +111,9 @@ export class CooldownIndex {
 
   /**
    * Sets (or with `record` undefined, deletes) the cooldown half of (kind, target) as of
-   * `revision`. A watch event older than what the entry holds is ignored; a local write
-   * ({@link LOCAL_REVISION}) always applies. Returns whether anything changed.
+   * `revision`, as the watch reports it: an event older than what the entry holds is ignored,
+   * while one after this master's own write ({@link CooldownIndex.wroteCooldown}) always applies.
+   * Returns whether anything changed.
    */
   applyCooldown(kind: TaskKind, target: string, record: TaskCooldown | undefined, revision: number): boolean {
     const e = this.#entries.get(`${kind}/${target}`);
@@ -275,6 +126,14 @@ export class CooldownIndex {
     return true;
   }
 
+  /**
+   * Records the cooldown half of (kind, target) as this master just wrote it (undefined: deleted),
+   * so that its next read shows the write before its watch reports it; the watch's event replaces it.
+   */
+  wroteCooldown(kind: TaskKind, target: string, record: TaskCooldown | undefined): void {
+    this.applyCooldown(kind, target, record, LOCAL_REVISION);
+  }
+
   /** Sets or deletes the park half of (kind, target), as {@link CooldownIndex.applyCooldown} does the record. */
   applyPark(kind: TaskKind, target: string, record: ParkRecord | undefined, revision: number): boolean {
     const e = this.#entries.get(`${kind}/${target}`);
@@ -285,6 +144,11 @@ export class CooldownIndex {
       x.parkRevision = revision;
     });
     return true;
+  }
+
+  /** Records the park of (kind, target) as this master just wrote it, as {@link CooldownIndex.wroteCooldown} does. */
+  wrotePark(kind: TaskKind, target: string, record: ParkRecord | undefined): void {
+    this.applyPark(kind, target, record, LOCAL_REVISION);
   }
 
   /** The served view of (kind, target) at `nowMs`, or null when it has neither a record nor a park in force. */
@@ -302,7 +166,7 @@ export class CooldownIndex {
     const needle = q?.toLowerCase();
     const out: CooldownView[] = [];
     for (const e of this.#sortedBy('key')) {
-      if ((kind && e.kind !== kind) || !found(e, needle)) continue;
+      if ((kind && e.kind !== kind) || !matchesSearch(e, needle)) continue;
       const view = cooldownView(e.cooldown, e.park, nowMs, this.policy);
       if (!view) continue;
       if (view.state === 'cooling' || view.state === 'parked' || all) out.push(view);
@@ -335,19 +199,12 @@ export class CooldownIndex {
     const needle = query.q?.toLowerCase();
     // A search is filtered per request, not kept: its lists would be as many as the texts asked.
     const filtered = this.#matching(sort, query.kind, query.state, nowMs);
-    const matching = needle === undefined ? filtered : filtered.filter((e) => found(e, needle));
+    const matching = needle === undefined ? filtered : filtered.filter((e) => matchesSearch(e, needle));
     let from = 0;
     if (query.cursor !== undefined) {
       const after = decodeCursor(query.cursor, sort);
       // The first entry past the cursor's position: it need not exist any more.
-      let lo = 0;
-      let hi = matching.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (comparePositions(sort, position(matching[mid]!, sort), after) <= 0) lo = mid + 1;
-        else hi = mid;
-      }
-      from = lo;
+      from = matching.partitionPoint((e) => comparePositions(sort, position(e, sort), after) <= 0);
     }
     const slice = matching.slice(from, from + query.limit);
     const last = slice.at(-1);
@@ -374,7 +231,7 @@ export class CooldownIndex {
     const needle = selection.q?.toLowerCase();
     const out: SelectedEntry[] = [];
     for (const e of this.#matching('until', selection.kind, selection.state ?? 'any', nowMs)) {
-      if (!found(e, needle)) continue;
+      if (!matchesSearch(e, needle)) continue;
       const view = cooldownView(e.cooldown, e.park, nowMs, this.policy);
       if (view) out.push({ view, hasRecord: e.cooldown !== undefined });
     }
@@ -407,18 +264,13 @@ export class CooldownIndex {
    * its new one (or dropped, left with neither a record nor a park).
    */
   #update(kind: TaskKind, target: string, existing: Entry | undefined, change: (e: Entry) => void): void {
-    if (existing) {
-      for (const [order, sorted] of this.#sorted) {
-        const at = lowerBound(sorted, order, existing);
-        if (sorted[at] === existing) sorted.splice(at, 1);
-      }
-    }
+    if (existing) for (const sorted of this.#sorted.values()) sorted.delete(existing);
     const e = existing ?? this.#entry(kind, target);
     change(e);
     if (e.park) this.#parked.add(e);
     else this.#parked.delete(e);
     if (!e.cooldown && !e.park) this.#entries.delete(`${kind}/${target}`);
-    else for (const [order, sorted] of this.#sorted) sorted.splice(lowerBound(sorted, order, e), 0, e);
+    else for (const sorted of this.#sorted.values()) sorted.insert(e);
     this.#version++;
   }
 
@@ -441,18 +293,11 @@ export class CooldownIndex {
     this.#validUntil = next;
   }
 
-  #sortedBy(sort: Order): Entry[] {
-    let sorted = this.#sorted.get(sort);
+  #sortedBy(order: Order): SortedList<Entry> {
+    let sorted = this.#sorted.get(order);
     if (!sorted) {
-      const all = [...this.#entries.values()];
-      if (sort === 'key') sorted = all.sort(byKey);
-      else {
-        // Each entry's sort value once, not once per comparison.
-        const keyed = all.map((e) => ({ e, p: position(e, sort) }));
-        keyed.sort((a, b) => comparePositions(sort, a.p, b.p));
-        sorted = keyed.map((x) => x.e);
-      }
-      this.#sorted.set(sort, sorted);
+      sorted = new SortedList(comparatorOf(order), this.#entries.values());
+      this.#sorted.set(order, sorted);
     }
     return sorted;
   }
@@ -462,12 +307,12 @@ export class CooldownIndex {
     kind: TaskKind | undefined,
     state: CooldownStateFilter | undefined,
     nowMs: number,
-  ): Entry[] {
+  ): SortedList<Entry> {
     const key = `${sort}|${kind ?? ''}|${state ?? ''}`;
     let out = this.#filtered.get(key);
     if (!out) {
       out = this.#sortedBy(sort).filter(
-        (e) => (!kind || e.kind === kind) && matches(cooldownState(e.cooldown, e.park, nowMs), state),
+        (e) => (!kind || e.kind === kind) && matchesState(cooldownState(e.cooldown, e.park, nowMs), state),
       );
       if (this.#filtered.size >= PAGE_CACHE_ENTRIES) this.#filtered.clear();
       this.#filtered.set(key, out);

@@ -1,24 +1,18 @@
 /**
  * The master's configuration edge (docs/ARCHITECTURE.md §3.1): the only module that reads `process.env`.
- * Parsing lives in `@maintd/scheduler`'s settings schema; this hands it the process's input.
+ * Parsing lives in the settings schema (`settings.ts`); this hands it the process's input.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type LoadResult, loadConfig } from '@maintd/scheduler';
+import { type LoadResult, loadConfig } from './settings.js';
 
 /** Parses this process's argv and environment into what startup should do. */
 export function loadProcessConfig(argv: readonly string[]): LoadResult {
   return loadConfig({
-    // Package-manager scripts (`pnpm start -- --flag`) may pass a bare `--` through.
-    argv: argv[0] === '--' ? argv.slice(1) : argv,
+    argv,
     env: process.env,
     hostname: hostname(),
     pid: process.pid,
     random: () => randomBytes(3).toString('hex'),
   });
-}
-
-/** Whether stdout is a terminal: `LOG_FORMAT=auto` is pretty there and JSON anywhere else. */
-export function stdoutIsTty(): boolean {
-  return process.stdout.isTTY === true;
 }

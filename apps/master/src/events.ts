@@ -18,7 +18,7 @@ import {
 } from '@maintd/core';
 // The events' shapes are part of the API's route definitions (the OpenAPI document's event
 // payload components), so that the document and the stream cannot drift apart.
-import { type MaintdEvent, auditEntryView, timelineEventView } from '@maintd/scheduler/api';
+import { type MaintdEvent, auditEntryView, timelineEventView } from '@maintd/api';
 import type { Logger } from 'pino';
 import { CooldownIndex } from './cooldown-index.js';
 import { TaskWatch } from './task-watch.js';
@@ -171,6 +171,8 @@ export class EventHub {
       // need no load: their watches start now, and resume from the last event they saw.
       watch: [cool, parked, timeline, audit],
       load: [cool, parked],
+      // Both read at once, as one snapshot as nearly as two reads can be.
+      concurrentLoads: true,
       pageSize: LOAD_PAGE,
       onReload: () => (this.#loading = { cooldowns: [], parks: [] }),
       onPage: (prefix, pairs) => (prefix === cool ? this.#loading.cooldowns : this.#loading.parks).push(...pairs),

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { startStubWorker } from '@maintd/scheduler/testing';
 import { eventually } from '../test/harness.js';
 import { VERSION } from './version.js';
-import { settings } from '@maintd/scheduler';
+import { settings } from './settings.js';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '../bin/maintd.js');
 const endpoints = inject('etcdEndpoints');

@@ -1,4 +1,4 @@
-import { openApiDocument } from '@maintd/scheduler/api';
+import { openApiDocument } from '@maintd/api';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { FakeClock, type TestMaster, jsonBody, openMaster } from '../test/harness.js';
 

@@ -3,6 +3,7 @@ import { Scheduler, type SchedulerDeps, featureNames } from '@maintd/scheduler';
 import { createApp } from './app.js';
 import { type ApiToken, defaultToken } from './auth/api-token.js';
 import type { SubjectGrant } from './auth/subject-grant.js';
+import type { MasterConfig } from './config.js';
 import { EventHub } from './events.js';
 import type { AppEnv } from './http/context.js';
 
@@ -21,7 +22,10 @@ export interface Master {
   stop(graceMs: number): Promise<{ finished: boolean; abandoned: number }>;
 }
 
-/** How a master authenticates API requests, beyond its {@link SchedulerDeps}' config. */
+/** What a master is wired from: a scheduler's dependencies, with the HTTP API's settings in its config. */
+export type MasterDeps = SchedulerDeps & { readonly config: MasterConfig };
+
+/** How a master authenticates API requests, beyond its {@link MasterDeps}' config. */
 export interface WireAuth {
   /**
    * The tokens in force now, as `TokensFile` keeps them when MASTER_API_TOKENS_FILE is
@@ -37,7 +41,7 @@ export interface WireAuth {
  * the event hub and the HTTP API over both. `main.ts` and the test harness both wire a master
  * here, so that what the tests drive is what the daemon runs.
  */
-export function wireMaster(deps: SchedulerDeps, auth: WireAuth = {}): Master {
+export function wireMaster(deps: MasterDeps, auth: WireAuth = {}): Master {
   const { store, kv, config, clock, logger, metrics } = deps;
   const fixed = defaultToken(config.apiToken);
   const events = new EventHub(kv, store.keys, clock, logger, store.policy);

@@ -1,15 +1,17 @@
 import { EtcdKv, FakeClock, type Kv, StoreUnavailableError, type TaskStore, seededRandom } from '@maintd/core';
 import { eventually as retryUntil } from '@maintd/core/testing';
-import type { Config, Metrics, Scheduler } from '@maintd/scheduler';
+import type { Metrics, Scheduler } from '@maintd/scheduler';
 import { type DeepPartial, openTestStore, testConfig } from '@maintd/scheduler/testing';
 import type { Logger } from 'pino';
 import type { createApp } from '../src/app.js';
+import type { HttpConfig, MasterConfig } from '../src/config.js';
 import type { EventHub } from '../src/events.js';
+import { loadConfig } from '../src/settings.js';
 import { type WireAuth, wireMaster } from '../src/wire.js';
 
 /** One master wired like main.ts does, on a real etcd, with a FakeClock and captured logs. */
 export interface TestMaster {
-  readonly config: Config;
+  readonly config: MasterConfig;
   readonly kv: Kv;
   readonly store: TaskStore;
   readonly scheduler: Scheduler;
@@ -27,7 +29,7 @@ export interface TestMaster {
 export async function openMaster(
   etcdEndpoints: readonly string[],
   clock: FakeClock,
-  overrides: DeepPartial<Config> = {},
+  overrides: DeepPartial<MasterConfig> = {},
   seed = 1,
   /** Wraps the etcd client before anything uses it (e.g. to make its calls fail on demand). */
   wrapKv: (kv: Kv) => Kv = (kv) => kv,
@@ -35,12 +37,22 @@ export async function openMaster(
   auth: WireAuth = {},
 ): Promise<TestMaster> {
   const kv = wrapKv(new EtcdKv({ endpoints: [...etcdEndpoints] }));
-  const { config, store, metrics, logs, logger } = await openTestStore(
+  const { host, port, apiToken, apiTokensFile, apiReads, tls, ...schedulerOverrides } = overrides;
+  const opened = await openTestStore(
     kv,
     clock,
-    { ...overrides, etcd: { ...overrides.etcd, endpoints: [...etcdEndpoints] } },
+    { ...schedulerOverrides, etcd: { ...schedulerOverrides.etcd, endpoints: [...etcdEndpoints] } },
     { random: seededRandom(seed), processMetrics: true },
   );
+  const { store, metrics, logs, logger } = opened;
+  const http = Object.entries({ host, port, apiToken, apiTokensFile, apiReads, tls }).filter(
+    ([, v]) => v !== undefined,
+  );
+  const config: MasterConfig = {
+    ...opened.config,
+    ...testHttpConfig(),
+    ...(Object.fromEntries(http) as Partial<HttpConfig>),
+  };
   // Wired as main.ts wires it; the tests start its event hub and its scheduler when they need them.
   const master = wireMaster({ store, kv, config, clock, logger, metrics }, auth);
   const { scheduler, events, app } = master;
@@ -63,6 +75,14 @@ export async function openMaster(
       await kv.close();
     },
   };
+}
+
+/** The HTTP API's settings at their defaults (the settings schema's), on a loopback port of the system's choosing. */
+function testHttpConfig(): HttpConfig {
+  const loaded = loadConfig({ argv: [], env: {}, hostname: 'test', pid: 0, random: () => '0' });
+  if (loaded.action !== 'run') throw new Error(`default settings do not load: ${JSON.stringify(loaded)}`);
+  const { apiToken, apiTokensFile, apiReads, tls } = loaded.config;
+  return { host: '127.0.0.1', port: 0, apiToken, apiTokensFile, apiReads, tls };
 }
 
 /** Retries `check` until it passes or `timeoutMs` of real time pass (default 10 s, every 20 ms). */

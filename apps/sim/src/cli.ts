@@ -3,7 +3,7 @@
  * for `--help`), and the help pages, in the layout every maintd binary shares.
  */
 import { parseArgs } from 'node:util';
-import { HELP_ENTRY, type HelpEntry, VERSION_ENTRY, formatHelp } from '@maintd/settings';
+import { HELP_ENTRY, type HelpEntry, VERSION_ENTRY, formatHelp, stripLeadingDashDash } from '@maintd/settings';
 
 /** A bad command line: exit code 2, with a pointer to the help (of `command`, when known). */
 export class UsageError extends Error {
@@ -176,7 +176,7 @@ export type CliResult =
  * command line throws a {@link UsageError}. Values are checked by the command that reads them.
  */
 export function parseCli(argv: readonly string[]): CliResult {
-  const [first, ...rest] = argv[0] === '--' ? argv.slice(1) : argv;
+  const [first, ...rest] = stripLeadingDashDash(argv);
   if (first === undefined) throw new UsageError('a command is required: workers or incident');
   if (first === '--help' || first === '-h') return { action: 'help', text: HELP };
   if (first === '--version' || first === '-V') return { action: 'version' };

@@ -1,12 +1,12 @@
 /**
  * Generates `src/api/schema.ts`, the TUI's types of the master's HTTP API, from the OpenAPI
- * document of the master's route definitions in `@maintd/scheduler/api` (`pnpm gen:api`): no
+ * document of the master's route definitions in `@maintd/api` (`pnpm gen:api`): no
  * app is built. The schema-freshness test runs the same function and fails when the committed
  * file differs.
  */
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { openApiDocument } from '@maintd/scheduler/api';
+import { openApiDocument } from '@maintd/api';
 import openapiTS, { COMMENT_HEADER, astToString } from 'openapi-typescript';
 import { format, resolveConfig } from 'prettier';
 

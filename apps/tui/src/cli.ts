@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { HELP_ENTRY, VERSION_ENTRY, formatHelp, versionText } from '@maintd/settings';
+import { HELP_ENTRY, VERSION_ENTRY, formatHelp, stripLeadingDashDash, versionText } from '@maintd/settings';
 import type { TlsPaths } from './api/tls-files.js';
 
 /** Settings of one `maintd-top` run. */
@@ -125,7 +125,7 @@ export function parseCli(
   let values;
   try {
     ({ values } = parseArgs({
-      args: argv[0] === '--' ? argv.slice(1) : [...argv],
+      args: stripLeadingDashDash(argv),
       strict: true,
       allowPositionals: false,
       options: {

@@ -1,5 +1,6 @@
 import process from 'node:process';
 import { cryptoRandom, systemClock } from '@maintd/core';
+import { stdoutIsTty } from '@maintd/settings';
 import { MaintdClient } from './api/client.js';
 import { loadTlsFiles } from './api/tls-files.js';
 import { MasterTransport } from './api/transport.js';
@@ -34,7 +35,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  if (!process.stdout.isTTY || !process.stdin.isTTY) {
+  if (!stdoutIsTty() || !process.stdin.isTTY) {
     process.stderr.write('maintd-top: needs an interactive terminal (stdin and stdout must be a TTY)\n');
     process.exitCode = 2;
     await transport.close();

@@ -162,6 +162,7 @@ export {
   type SessionEvent,
   type SessionOptions,
 } from './session.js';
+export { SortedList } from './sorted-list.js';
 export {
   type Actor,
   type AuditFields,

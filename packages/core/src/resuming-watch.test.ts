@@ -86,42 +86,59 @@ function suite(name: string, makeHarness: () => Promise<KvHarness>): void {
         await check();
       });
 
-    it('loads the prefix, then hands on each later change once, and none the load already showed', async () => {
-      h = await makeHarness();
-      const kv = await h.connect();
-      const prefix = `/rw/${randomUUID()}/`;
-      for (let i = 0; i < 25; i++) await kv.put(`${prefix}k${String(i).padStart(2, '0')}`, `v${i}`);
-      // Writes between the load's pages: to keys of pages still to come, of pages read, and new ones.
-      let pages = 0;
-      const reading = interceptKv(
-        kv,
-        (forward, ...args) => forward(...args),
-        async (forward, p, o) => {
-          const page = await forward(p, o);
-          if (p === prefix && pages++ === 0) {
-            await kv.put(`${prefix}k20`, 'changed during the load');
-            await kv.put(`${prefix}k00`, 'changed after its page');
-            await kv.delete(`${prefix}k21`);
-            await kv.put(`${prefix}new`, 'made during the load');
-          }
-          return page;
-        },
-      );
-      const m = mirror();
-      const w = start({ kv: reading, clock: h.clock, watch: [prefix], load: [prefix], pageSize: 10, ...m.hooks });
-      await w.established();
-      await kv.put(`${prefix}k03`, 'after');
-      await kv.delete(`${prefix}k04`);
-      await until(async () => expect(m.state).toEqual(await contents(kv, prefix)));
-      // k20 and `new` were read after their changes: the watch's replays of them are not handed on.
-      expect(m.applied.map((e) => [e.type, e.key.slice(prefix.length)])).toEqual([
-        ['put', 'k00'],
-        ['delete', 'k21'],
-        ['put', 'k03'],
-        ['delete', 'k04'],
-      ]);
-      expect(m.reloads()).toBe(1);
-    });
+    for (const concurrentLoads of [false, true]) {
+      it(`loads the prefixes${concurrentLoads ? ' side by side' : ''}, then hands on each later change once, and none the load already showed`, async () => {
+        h = await makeHarness();
+        const kv = await h.connect();
+        const prefix = `/rw/${randomUUID()}/`;
+        for (let i = 0; i < 25; i++) await kv.put(`${prefix}k${String(i).padStart(2, '0')}`, `v${i}`);
+        // Writes between the load's pages: to keys of pages still to come, of pages read, and new ones.
+        let pages = 0;
+        const reading = interceptKv(
+          kv,
+          (forward, ...args) => forward(...args),
+          async (forward, p, o) => {
+            const page = await forward(p, o);
+            if (p === prefix && pages++ === 0) {
+              await kv.put(`${prefix}k20`, 'changed during the load');
+              await kv.put(`${prefix}k00`, 'changed after its page');
+              await kv.delete(`${prefix}k21`);
+              await kv.put(`${prefix}new`, 'made during the load');
+            }
+            return page;
+          },
+        );
+        const m = mirror();
+        const other = `/rw/${randomUUID()}/`;
+        await kv.put(`${other}x`, 'loaded');
+        const w = start({
+          kv: reading,
+          clock: h.clock,
+          watch: [prefix, other],
+          load: [prefix, other],
+          concurrentLoads,
+          pageSize: 10,
+          ...m.hooks,
+        });
+        await w.established();
+        await kv.put(`${prefix}k03`, 'after');
+        await kv.delete(`${prefix}k04`);
+        await kv.put(`${other}y`, 'after');
+        await until(async () =>
+          expect(m.state).toEqual(new Map([...(await contents(kv, prefix)), ...(await contents(kv, other))])),
+        );
+        // k20 and `new` were read after their changes: the watch's replays of them are not handed on.
+        const mine = m.applied.filter((e) => e.key.startsWith(prefix));
+        expect(mine.map((e) => [e.type, e.key.slice(prefix.length)])).toEqual([
+          ['put', 'k00'],
+          ['delete', 'k21'],
+          ['put', 'k03'],
+          ['delete', 'k04'],
+        ]);
+        expect(m.applied.filter((e) => e.key.startsWith(other)).map((e) => e.key)).toEqual([`${other}y`]);
+        expect(m.reloads()).toBe(1);
+      });
+    }
 
     it('resumes after its watch drops, from the last change it handed on, losing none and repeating none', async () => {
       h = await makeHarness();

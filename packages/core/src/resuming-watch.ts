@@ -5,7 +5,7 @@ import type { Clock } from './clock.js';
 import { StoreUnavailableError, WatchCompactedError } from './errors.js';
 import type { KeyValue, Kv, Watch, WatchEvent } from './kv/port.js';
 import { cryptoRandom } from './random.js';
-import { scanPages } from './store/scan.js';
+import { type ScanPage, scanPages } from './store/scan.js';
 
 /** The waits of the default retry: from 250 ms, doubling up to 5 s, jittered. */
 const RETRY_INITIAL_MS = 250;
@@ -57,6 +57,11 @@ export interface ResumingWatchOptions {
    * Default none: the watches start from now ({@link ResumingWatchOptions.fromRevision}).
    */
   readonly load?: readonly string[];
+  /**
+   * Read the loaded prefixes side by side, each one's first page at the same moment, rather than
+   * one after another (the default, which holds one page at a time).
+   */
+  readonly concurrentLoads?: boolean;
   /** Keys per page of a load (default that of {@link scanPages}). */
   readonly pageSize?: number;
   /** The revision the watches of unloaded prefixes first start at (default: now). */
@@ -225,15 +230,50 @@ export class ResumingWatch {
     this.#o.onReload?.();
     this.#newer = new Map();
     const firsts = new Map<string, number>();
-    let first: number | undefined;
-    for (const prefix of this.#loads) {
-      for await (const page of scanPages(kv, prefix, pageSize !== undefined ? { pageSize } : {})) {
-        this.#stop.signal.throwIfAborted();
-        first ??= page.revision;
-        if (!firsts.has(prefix)) firsts.set(prefix, page.revision);
-        for (const pair of page.kvs) if (pair.modRevision > first) this.#newer.set(pair.key, pair.modRevision);
-        this.#o.onPage?.(prefix, page.kvs);
+    // The earliest first page bounds every watch's start from below: a pair changed after it may
+    // have its change replayed.
+    let first = Infinity;
+    let over = false;
+    const read = (prefix: string, page: ScanPage): void => {
+      this.#stop.signal.throwIfAborted();
+      // A side-by-side read that outlives a failed load must not feed the next one.
+      if (over) throw new Error('load abandoned');
+      for (const pair of page.kvs) if (pair.modRevision > first) this.#newer.set(pair.key, pair.modRevision);
+      this.#o.onPage?.(prefix, page.kvs);
+    };
+    const scans = this.#loads.map((prefix) => ({
+      prefix,
+      pages: scanPages(kv, prefix, pageSize !== undefined ? { pageSize } : {}),
+    }));
+    try {
+      if (this.#o.concurrentLoads) {
+        // Every first page at once, then the rest of each prefix side by side.
+        const heads = await Promise.all(scans.map((s) => s.pages.next()));
+        scans.forEach((s, i) => {
+          const head = heads[i]!;
+          if (!head.done) firsts.set(s.prefix, head.value.revision);
+        });
+        first = Math.min(...firsts.values());
+        scans.forEach((s, i) => {
+          const head = heads[i]!;
+          if (!head.done) read(s.prefix, head.value);
+        });
+        await Promise.all(
+          scans.map(async (s) => {
+            for await (const page of s.pages) read(s.prefix, page);
+          }),
+        );
+      } else {
+        for (const s of scans) {
+          for await (const page of s.pages) {
+            if (!firsts.has(s.prefix)) firsts.set(s.prefix, page.revision);
+            first = Math.min(first, page.revision);
+            read(s.prefix, page);
+          }
+        }
       }
+    } finally {
+      over = true;
     }
     for (const [watched, p] of this.#positions) {
       let start: number | undefined;
@@ -245,7 +285,7 @@ export class ResumingWatch {
       p.last = start;
       p.keysAtLast.clear();
     }
-    this.#o.onLoaded?.(first ?? 0);
+    this.#o.onLoaded?.(first);
   }
 
   /** Opens one watch per watched prefix, each from its position. */

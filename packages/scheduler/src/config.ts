@@ -1,7 +1,5 @@
 import type { CooldownPolicy, MaintenanceWindow, TaskKind } from '@maintd/core';
-import type { EtcdConfig, LogFormat, LogLevel, ServerTlsConfig } from '@maintd/settings';
-
-export type { LogLevel };
+import type { EtcdConfig, LogFormat, LogLevel } from '@maintd/settings';
 
 /** One kind's sweep settings. */
 export interface SweepConfig {
@@ -12,23 +10,13 @@ export interface SweepConfig {
 }
 
 /**
- * The master's effective configuration, parsed once at the edge by `env.ts` (docs/ARCHITECTURE.md §3.1).
- * Everything below `main.ts` receives this, never `process.env`.
+ * The scheduler's effective configuration, parsed once at the edge by the master's `env.ts`
+ * (docs/ARCHITECTURE.md §3.1): every setting of the master but its HTTP API's. Everything below `main.ts`
+ * receives this, never `process.env`.
  */
 export interface Config {
-  /** MASTER_HOST, MASTER_PORT: where the HTTP API listens. */
-  readonly host: string;
-  readonly port: number;
   /** MASTER_ID: this master's identity in etcd (default host-pid-random). */
   readonly masterId: string;
-  /** MASTER_API_TOKEN: bearer token mutations need; unset = loopback clients only may mutate. */
-  readonly apiToken: string | undefined;
-  /** MASTER_API_TOKENS_FILE: path of the named tokens file (read by `main.ts`), or undefined. */
-  readonly apiTokensFile: string | undefined;
-  /** MASTER_API_READS, default `open`: `token` = API reads need a `read` or `operate` token. */
-  readonly apiReads: 'open' | 'token';
-  /** MASTER_TLS_CERT, MASTER_TLS_KEY, MASTER_TLS_CLIENT_CA: the API over HTTPS (read by `main.ts`); undefined = HTTP. */
-  readonly tls: ServerTlsConfig | undefined;
   /** ETCD_*: empty endpoints = embedded MemoryKv (single master, not durable); prefix default /maintd. */
   readonly etcd: EtcdConfig & {
     /** ETCD_LEASE_TTL_SECS, default 30, minimum 5. */

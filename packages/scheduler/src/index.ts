@@ -1,4 +1,4 @@
-export type { Config, LogLevel, SweepConfig } from './config.js';
+export type { Config, SweepConfig } from './config.js';
 export { type ExecutorDeps, type WorkerAttempt } from './executor.js';
 export { FEATURES, type FeatureRegistry, type FeatureSpec, featureNames } from './features/index.js';
 export { checkCluster, tooOldMessage } from './scheduler/cluster-check.js';
@@ -14,12 +14,13 @@ export type { SweepSummary } from './scheduler/sweep.js';
 export type { WindowView } from './scheduler/windows.js';
 export type { WorkerStatus } from './scheduler/worker-status.js';
 export {
-  type EnvName,
   type LoadConfigInput,
   type LoadResult,
-  type SettingDescriptor,
-  type Settings,
+  checkCooldownWindow,
+  checkEmbeddedStore,
   loadConfig,
-  settings,
+  resolveSettings,
+  schedulerConfig,
+  schedulerSettings,
 } from './settings.js';
 export { storeOptions } from './store-options.js';

@@ -1,11 +1,10 @@
 /**
- * The master's settings (docs/ARCHITECTURE.md §3.1): parsing argv and an env map into a {@link Config}. The
- * binary's `env.ts` is the only reader of `process.env`; it hands the map in here.
- *
- * One zod schema, {@link SettingsSchema}, is the source of truth for every setting: each field
- * is keyed by its env var, carries its default (applied by the schema itself) and is registered
- * with its description and secrecy. Flags, `--help`, `--print-config` and error messages are all
- * derived from it, so a setting cannot exist in one place and be missing from another.
+ * The scheduler's settings (docs/ARCHITECTURE.md §3.1): every setting of the master but those of its
+ * HTTP API, which the master adds in its own schema. {@link schedulerSettings} is the source of
+ * truth for each: keyed by its env var, with its default (applied by the schema itself), its
+ * description and its secrecy. The master composes them into the schema its flags, `--help`,
+ * `--print-config` and error messages are derived from; {@link loadConfig} reads them alone, for
+ * what runs a scheduler without the API (the simulator, the tests).
  */
 import {
   type CooldownPolicy,
@@ -18,7 +17,7 @@ import {
   parseTaskWindows,
 } from '@maintd/core';
 import {
-  type SettingDescriptor as Descriptor,
+  type LoadResult as SettingsLoadResult,
   type ValueType,
   bool,
   checkEtcdSettings,
@@ -27,14 +26,9 @@ import {
   etcdSettings,
   fail,
   logSettings,
-  checkServerTlsSettings,
-  oneOf,
   optional,
-  serverTlsConfig,
-  serverTlsSettings,
   setting,
   settingsLoader,
-  text,
   timerSecs,
   urlList,
   wholeNumber,
@@ -44,10 +38,7 @@ import { z } from 'zod';
 import type { Config, SweepConfig } from './config.js';
 import { type KINDS, KIND_NAMES, kindSpec } from './kinds/index.js';
 
-/** MASTER_API_READS: whether API reads need a token (docs/ARCHITECTURE.md §3.4). */
-const API_READS = ['open', 'token'] as const;
-
-// ---- value types of the master's own --------------------------------------------------------
+// ---- value types of the scheduler's own -----------------------------------------------------
 
 const taskKinds: ValueType<readonly TaskKind[] | 'all'> = {
   placeholder: 'kinds',
@@ -103,30 +94,12 @@ const kindSettingsOf = (pools: boolean): KindSettings =>
 
 // ---- the shape------------------------------------------------------------------------
 
-const shape = {
-  MASTER_HOST: setting(word('host', 'an address'), '0.0.0.0', {
-    description: 'Address the HTTP API listens on.',
-  }),
-  MASTER_PORT: setting(wholeNumber(1, 65535, 'port'), '8090', {
-    description: 'Port the HTTP API listens on.',
-  }),
+/** The scheduler's settings, keyed by env var, in the order `--help` lists them. */
+export const schedulerSettings = {
   MASTER_ID: optional(word('id', 'an id', { forbid: /\//, why: 'without "/" (it is part of an etcd key)' }), {
     description: "This master's identity in etcd; must be unique among the masters sharing ETCD_PREFIX.",
     defaultText: '<hostname>-<pid>-<random>',
   }),
-  MASTER_API_TOKEN: optional(word('token', 'a token'), {
-    description: 'Bearer token required for mutating API calls; unset = only loopback clients may mutate.',
-    secret: true,
-  }),
-  MASTER_API_TOKENS_FILE: optional(text('path'), {
-    description:
-      'File of named API tokens, one `<name> <read|operate> sha256:<hex>` a line (mode 600); re-read when it changes. Beside MASTER_API_TOKEN, which is the operate token `default`.',
-  }),
-  MASTER_API_READS: setting(oneOf(API_READS, 'mode'), 'open', {
-    description:
-      'open: reads need no token; token: every API read needs a read or operate token (/healthz, /readyz and /metrics stay open).',
-  }),
-  ...serverTlsSettings('MASTER', 'the HTTP API'),
   ...etcdSettings({
     endpointsDescription: 'etcd endpoints; empty = embedded in-memory store (single master, not durable).',
     prefixDescription: 'Key prefix under which all maintd state lives in etcd.',
@@ -236,116 +209,115 @@ const shape = {
   ...logSettings(),
 };
 
-/** Env var name of a setting, e.g. `MASTER_PORT`. */
-export type EnvName = keyof typeof shape;
+const schedulerObject = z.object(schedulerSettings);
+
+/** The scheduler's settings, parsed: typed values with defaults applied, keyed by env var name. */
+export type Settings = z.output<typeof schedulerObject>;
 
 /**
- * The schema of every master setting, keyed by env var name (docs/ARCHITECTURE.md §3.1, §2.7). Input: raw
- * strings, absent when unset. Output: typed values with defaults applied.
+ * etcd settings with no etcd mean a forgotten ETCD_ENDPOINTS, not a wish for the embedded store:
+ * a rule of a schema's `superRefine`, over values that may have failed their own parse.
  */
-export const SettingsSchema = z.object(shape).superRefine(
+export function checkEmbeddedStore(
+  s: Pick<Settings, 'ETCD_ENDPOINTS' | 'ETCD_USERNAME' | 'ETCD_CA_CERT' | 'ETCD_CLIENT_CERT'>,
+  ctx: z.RefinementCtx,
+): void {
+  if (Array.isArray(s.ETCD_ENDPOINTS) && s.ETCD_ENDPOINTS.length === 0) {
+    const stray = (['ETCD_USERNAME', 'ETCD_CA_CERT', 'ETCD_CLIENT_CERT'] as const).filter((k) => s[k] !== undefined);
+    if (stray.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ETCD_ENDPOINTS'],
+        message: `required because ${stray.join(', ')} ${stray.length === 1 ? 'is' : 'are'} set (empty means the embedded store, which would ignore ${stray.length === 1 ? 'it' : 'them'})`,
+      });
+    }
+  }
+}
+
+/** The longest cooldown window is at least the first: a rule of a schema's `superRefine`. */
+export function checkCooldownWindow(
+  s: Pick<Settings, 'TASK_COOLDOWN_BASE_SECS' | 'TASK_COOLDOWN_MAX_SECS'>,
+  ctx: z.RefinementCtx,
+): void {
+  // Fields that failed their own parse are not numbers here; they are reported already.
+  if (
+    typeof s.TASK_COOLDOWN_BASE_SECS === 'number' &&
+    typeof s.TASK_COOLDOWN_MAX_SECS === 'number' &&
+    s.TASK_COOLDOWN_MAX_SECS < s.TASK_COOLDOWN_BASE_SECS
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['TASK_COOLDOWN_MAX_SECS'],
+      message: `expected at least TASK_COOLDOWN_BASE_SECS (${s.TASK_COOLDOWN_BASE_SECS})`,
+    });
+  }
+}
+
+/**
+ * The schema of every scheduler setting (docs/ARCHITECTURE.md §3.1, §2.7). Input: raw strings, absent
+ * when unset. Output: typed values with defaults applied.
+ */
+const SettingsSchema = schedulerObject.superRefine(
   (s, ctx) => {
     checkEtcdSettings(s, ctx);
-    checkServerTlsSettings('MASTER', s, ctx);
-    // etcd settings with no etcd mean a forgotten ETCD_ENDPOINTS, not a wish for the embedded store.
-    if (Array.isArray(s.ETCD_ENDPOINTS) && s.ETCD_ENDPOINTS.length === 0) {
-      const stray = (['ETCD_USERNAME', 'ETCD_CA_CERT', 'ETCD_CLIENT_CERT'] as const).filter((k) => s[k] !== undefined);
-      if (stray.length > 0) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['ETCD_ENDPOINTS'],
-          message: `required because ${stray.join(', ')} ${stray.length === 1 ? 'is' : 'are'} set (empty means the embedded store, which would ignore ${stray.length === 1 ? 'it' : 'them'})`,
-        });
-      }
-    }
-    // Every read would be refused: no token could ever be presented.
-    if (s.MASTER_API_READS === 'token' && s.MASTER_API_TOKEN === undefined && s.MASTER_API_TOKENS_FILE === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['MASTER_API_READS'],
-        message: 'token needs MASTER_API_TOKEN or MASTER_API_TOKENS_FILE (else no read could be made)',
-      });
-    }
-    // Fields that failed their own parse are not numbers here; they are reported already.
-    if (
-      typeof s.TASK_COOLDOWN_BASE_SECS === 'number' &&
-      typeof s.TASK_COOLDOWN_MAX_SECS === 'number' &&
-      s.TASK_COOLDOWN_MAX_SECS < s.TASK_COOLDOWN_BASE_SECS
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['TASK_COOLDOWN_MAX_SECS'],
-        message: `expected at least TASK_COOLDOWN_BASE_SECS (${s.TASK_COOLDOWN_BASE_SECS})`,
-      });
-    }
+    checkEmbeddedStore(s, ctx);
+    checkCooldownWindow(s, ctx);
   },
   // Run even when a field failed, so one run reports every problem.
   { when: () => true },
 );
 
-/** Parsed settings, keyed by env var name. */
-export type Settings = z.output<typeof SettingsSchema>;
-
-/** One setting, as `--help`, `--print-config`, tests and docs see it. */
-export type SettingDescriptor = Descriptor<EnvName>;
-
 const loader = settingsLoader({
   program: 'maintd',
   usage: ['[options]'],
-  about: [
-    'The maintd master: stats scans, maintenance sweeps, worker fan-out, failure cooldowns and',
-    'the HTTP API. Every setting is a flag and an environment variable; a flag overrides the',
-    'variable, and an empty value counts as unset (the default applies).',
-  ],
-  shape,
+  about: ["The maintd master's scheduler settings, without those of its HTTP API."],
+  shape: schedulerSettings,
   schema: SettingsSchema,
   emptyDefaultText: 'empty',
 });
 
-/** Every setting, in schema order. */
-export const settings: readonly SettingDescriptor[] = loader.settings;
-
 // ---- loading -----------------------------------------------------------------------------------
 
-/** Everything {@link loadConfig} reads; passed in so parsing stays pure. */
-export interface LoadConfigInput {
-  /** Arguments after the script, i.e. `process.argv.slice(2)`. */
-  readonly argv: readonly string[];
-  readonly env: Readonly<Record<string, string | undefined>>;
+/** What names a master when MASTER_ID is unset; passed in so parsing stays pure. */
+export interface MasterIdentity {
   readonly hostname: string;
   readonly pid: number;
   /** Random suffix of the default MASTER_ID. */
   readonly random: () => string;
 }
 
+/** Everything {@link loadConfig} reads; passed in so parsing stays pure. */
+export interface LoadConfigInput extends MasterIdentity {
+  /** Arguments after the script, i.e. `process.argv.slice(2)`. */
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
 /** What startup should do. Bad input is a result, not an exception. */
-export type LoadResult =
-  | { readonly action: 'run'; readonly config: Config }
-  | { readonly action: 'help'; readonly text: string }
-  /** `--version`/`-V`: the binary prints its version. */
-  | { readonly action: 'version' }
-  | { readonly action: 'print-config'; readonly text: string }
-  | { readonly action: 'error'; readonly message: string };
+export type LoadResult<C = Config> = SettingsLoadResult<C>;
+
+/** Settings with the computed defaults filled in. */
+export type Resolved<S extends Pick<Settings, 'MASTER_ID'> = Settings> = Omit<S, 'MASTER_ID'> & {
+  readonly MASTER_ID: string;
+};
+
+/** Fills in the computed defaults: MASTER_ID, `<hostname>-<pid>-<random>` when unset. */
+export function resolveSettings<S extends Pick<Settings, 'MASTER_ID'>>(s: S, id: MasterIdentity): Resolved<S> {
+  return { ...s, MASTER_ID: s.MASTER_ID ?? `${id.hostname}-${id.pid}-${id.random()}` };
+}
 
 /**
- * Parses argv and env into a {@link Config}. Precedence: flag > env var > default; an empty
- * value (env or `--flag=`) counts as unset. `--help`/`-h` wins over everything else, then
+ * Parses argv and env into the scheduler's {@link Config}. Precedence: flag > env var > default;
+ * an empty value (env or `--flag=`) counts as unset. `--help`/`-h` wins over everything else, then
  * `--version`/`-V`.
  */
 export function loadConfig(input: LoadConfigInput): LoadResult {
   const loaded = loader.load(input.argv, input.env);
   if (loaded.action !== 'parsed') return loaded;
-  const parsed = loaded.settings;
-  const resolved: Resolved = {
-    ...parsed,
-    MASTER_ID: parsed.MASTER_ID ?? `${input.hostname}-${input.pid}-${input.random()}`,
-  };
+  const resolved = resolveSettings(loaded.settings, input);
   if (loaded.printConfig) return { action: 'print-config', text: loader.printConfig(resolved) };
-  return { action: 'run', config: toConfig(resolved) };
+  return { action: 'run', config: schedulerConfig(resolved) };
 }
-
-/** Settings with the computed defaults filled in. */
-type Resolved = Omit<Settings, 'MASTER_ID'> & { readonly MASTER_ID: string };
 
 /** Each sweeping kind's interval and threshold, read from the settings its spec names. */
 function sweepConfigs(s: Resolved): Config['sweeps']['kinds'] {
@@ -377,7 +349,8 @@ function windowsOf(s: Resolved): Config['windows'] {
   return { tz: s.TASK_WINDOWS_TZ, list: parsed.windows };
 }
 
-function toConfig(s: Resolved): Config {
+/** The scheduler's {@link Config} of its resolved settings (a superset, such as the master's, will do). */
+export function schedulerConfig(s: Resolved): Config {
   const cooldown: CooldownPolicy = {
     afterFailures: s.TASK_COOLDOWN_AFTER_FAILURES,
     baseSecs: s.TASK_COOLDOWN_BASE_SECS,
@@ -388,13 +361,7 @@ function toConfig(s: Resolved): Config {
     countInfrastructure: s.TASK_COOLDOWN_COUNT_INFRA,
   };
   return {
-    host: s.MASTER_HOST,
-    port: s.MASTER_PORT,
     masterId: s.MASTER_ID,
-    apiToken: s.MASTER_API_TOKEN,
-    apiTokensFile: s.MASTER_API_TOKENS_FILE,
-    apiReads: s.MASTER_API_READS,
-    tls: serverTlsConfig('MASTER', s),
     etcd: { ...etcdConfig(s), leaseTtlSecs: s.ETCD_LEASE_TTL_SECS },
     workers: {
       endpoints: s.WORKER_ENDPOINTS,

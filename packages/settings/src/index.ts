@@ -45,6 +45,9 @@ export {
   formatHelp,
   versionText,
 } from './help.js';
+export { type LoadResult } from './load-result.js';
+export { stripLeadingDashDash } from './argv.js';
+export { stdoutIsTty } from './terminal.js';
 export { type StopSignal, type StopSignalsOptions, handleStopSignals } from './signals.js';
 export { type ShutdownServer, type ShutdownSteps, shutDown } from './shutdown.js';
 export {

@@ -6,7 +6,7 @@
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { settings } from '@maintd/scheduler';
+import { settings } from '@maintd/master';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPORTER_BIN, REPO_ROOT, readRepoFile, run } from './deploy-files.js';
 

@@ -4,7 +4,7 @@
  * exporter's file is checked against its `--help` in `exporter-env.e2e.test.ts`, since the
  * exporter package does not export its schema).
  */
-import { loadConfig, settings } from '@maintd/scheduler';
+import { loadConfig, settings } from '@maintd/master';
 import { describe, expect, it } from 'vitest';
 import { SERVICES, parseEnvFile, readRepoFile, squash, uncommented } from './deploy-files.js';
 
@@ -35,7 +35,7 @@ describe('deploy/systemd/*.env: shape', () => {
   });
 });
 
-describe('deploy/systemd/maintd.env: every master setting (the @maintd/scheduler schema)', () => {
+describe('deploy/systemd/maintd.env: every master setting (the @maintd/master schema)', () => {
   const { entries } = parseEnvFile(readRepoFile(MASTER_ENV));
 
   it('lists exactly the settings `maintd --help` lists, in the same order', () => {

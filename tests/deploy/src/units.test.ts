@@ -3,7 +3,7 @@
  * failure, a dedicated user, the sandbox, and a stop timeout longer than the master's shutdown
  * grace period. `systemd.e2e.test.ts` has systemd itself check the syntax.
  */
-import { settings } from '@maintd/scheduler';
+import { settings } from '@maintd/master';
 import { describe, expect, it } from 'vitest';
 import { SERVICES, directive, parseUnit, readRepoFile, timeSpanSecs } from './deploy-files.js';
 

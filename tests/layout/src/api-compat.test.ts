@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openApiDocument } from '@maintd/scheduler/api';
+import { openApiDocument } from '@maintd/api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type OpenApiDocument, breakingChanges, formatBreakingChanges } from './api-compat.js';
 import { checkApiAgainstRelease } from './api-check.js';

@@ -174,11 +174,15 @@ async function linkModules(into: string, from: readonly string[]): Promise<void>
  * The other workspace packages N's binaries bundle, from their sources: N is the working tree as
  * it stood when the test started, whatever rebuilds `dist/` meanwhile.
  */
-const SOURCES: Readonly<Record<string, string>> = { core: 'packages/core/src', settings: 'packages/settings/src' };
+const SOURCES: Readonly<Record<string, string>> = {
+  core: 'packages/core/src',
+  api: 'packages/api/src',
+  settings: 'packages/settings/src',
+};
 
 /**
  * Bundles one app's `src/main.ts` with `@maintd/scheduler` (any subpath) taken from `scheduler`
- * (the copy's `src`), `@maintd/core` and `@maintd/settings` from their sources, and every other
+ * (the copy's `src`), `@maintd/core`, `@maintd/api` and `@maintd/settings` from their sources, and every other
  * package left an import.
  */
 async function bundle(app: string, scheduler: string, outDir: string): Promise<string> {
@@ -221,6 +225,7 @@ async function bundle(app: string, scheduler: string, outDir: string): Promise<s
   await linkModules(join(outDir, 'node_modules'), [
     join(REPO, app, 'node_modules'),
     join(REPO, 'packages/scheduler/node_modules'),
+    join(REPO, 'packages/api/node_modules'),
     join(REPO, 'packages/settings/node_modules'),
     join(REPO, 'packages/core/node_modules'),
   ]);

@@ -2,6 +2,7 @@
  * The demo launcher's edge: the only module that reads `process.env` (and whether stdout is a
  * terminal); the rest receives what it needs.
  */
+import { stdoutIsTty } from '@maintd/settings';
 
 /** What the launcher reads from its environment. */
 export interface DemoEnv {
@@ -18,7 +19,7 @@ export function readDemoEnv(): DemoEnv {
   const env = process.env;
   return {
     masterPort: env.MASTER_PORT === '' ? undefined : env.MASTER_PORT,
-    color: process.stdout.isTTY === true && env.NO_COLOR === undefined,
+    color: stdoutIsTty() && env.NO_COLOR === undefined,
     inherited: env,
   };
 }

@@ -1,5 +1,13 @@
 import { parseArgs } from 'node:util';
-import { EXIT, HELP_ENTRY, type HelpEntry, VERSION_ENTRY, formatHelp, versionText } from '@maintd/settings';
+import {
+  EXIT,
+  HELP_ENTRY,
+  type HelpEntry,
+  VERSION_ENTRY,
+  formatHelp,
+  stripLeadingDashDash,
+  versionText,
+} from '@maintd/settings';
 import { runDemo } from './demo.js';
 import { readDemoEnv } from './env.js';
 import { VERSION } from './version.js';
@@ -54,7 +62,7 @@ function int(
 
 /** The demo launcher's command line. Exit codes: 0 ok, 1 runtime failure (the port is taken), 2 usage. */
 export async function main(argv: readonly string[]): Promise<void> {
-  const args = argv[0] === '--' ? argv.slice(1) : [...argv];
+  const args = stripLeadingDashDash(argv);
   const env = readDemoEnv();
   try {
     let values;

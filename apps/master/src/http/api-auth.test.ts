@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import type { CooldownView } from '@maintd/scheduler/api';
+import type { CooldownView } from '@maintd/api';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { selfSigned } from '../../test/certificates.js';
 import { FakeClock, type TestMaster, jsonBody, openMaster } from '../../test/harness.js';

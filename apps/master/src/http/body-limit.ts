@@ -1,4 +1,4 @@
-import { MAX_BODY_BYTES } from '@maintd/scheduler/api';
+import { MAX_BODY_BYTES } from '@maintd/api';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { type AppEnv, isMutation } from './context.js';

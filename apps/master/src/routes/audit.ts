@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { TaskStore } from '@maintd/core';
-import { auditEntryView, listAuditRoute } from '@maintd/scheduler/api';
+import { auditEntryView, listAuditRoute } from '@maintd/api';
 import type { AppEnv } from '../http/context.js';
 import { nextLinks } from '../http/next-link.js';
 import { createRouter } from '../http/router.js';

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type TaskStore, clusterView } from '@maintd/core';
-import { clusterBody, patchClusterRoute } from '@maintd/scheduler/api';
+import { clusterBody, patchClusterRoute } from '@maintd/api';
 import type { Logger } from 'pino';
 import { auditIntent } from '../http/audit-intent.js';
 import { type AppEnv, operatorOf } from '../http/context.js';

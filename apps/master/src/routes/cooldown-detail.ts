@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type Clock, type CooldownPolicy, type TaskKind, type TaskStore, appliesTo, timelineView } from '@maintd/core';
-import { cooldownDetailRoute, cooldownView, policyView, timelineEventView } from '@maintd/scheduler/api';
+import { cooldownDetailRoute, cooldownView, policyView, timelineEventView } from '@maintd/api';
 import type { AppEnv } from '../http/context.js';
 import { createRouter } from '../http/router.js';
 

@@ -17,9 +17,10 @@ import {
   parkTargetsRoute,
   resetCooldownRoute,
   resetCooldownsRoute,
-} from '@maintd/scheduler/api';
+} from '@maintd/api';
 import type { Logger } from 'pino';
-import { CooldownIndex, type CooldownSelection, LOCAL_REVISION, type SelectedEntry } from '../cooldown-index.js';
+import { CooldownIndex } from '../cooldown-index.js';
+import type { CooldownSelection, SelectedEntry } from '../cooldown-query.js';
 import type { EventHub } from '../events.js';
 import { auditIntent } from '../http/audit-intent.js';
 import { type AppEnv, operatorOf } from '../http/context.js';
@@ -137,7 +138,7 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
       const park: ParkRecord = await store.park(kind, target, { reason: body.reason, by, untilMs, audit });
       const cooldown: TaskCooldown | undefined = await store.getCooldown(kind, target);
       // This master's next read shows the park even before its watch reports it.
-      hub?.cooldowns.applyPark(kind, target, park, LOCAL_REVISION);
+      hub?.cooldowns.wrotePark(kind, target, park);
       logger.info({ kind, target, reason: park.reason, by, until_ms: park.until_ms }, 'target parked by operator');
       return c.json(cooldownView(cooldown, park, now, store.policy)!, 200);
     })
@@ -153,12 +154,12 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
         return c.json({ error: `no cooldown or park for ${kind} '${target}'` }, 404);
       }
       if (cleared) {
-        hub?.cooldowns.applyCooldown(kind, target, undefined, LOCAL_REVISION);
+        hub?.cooldowns.wroteCooldown(kind, target, undefined);
         metrics.cooldownCleared.inc({ kind, reason: 'operator' });
         logger.info({ kind, target, by }, 'cooldown reset by operator');
       }
       if (released) {
-        hub?.cooldowns.applyPark(kind, target, undefined, LOCAL_REVISION);
+        hub?.cooldowns.wrotePark(kind, target, undefined);
         logger.info({ kind, target, by }, 'target released by operator');
       }
       return c.json({ deleted: Number(cleared) + Number(released) }, 200);
@@ -179,7 +180,7 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
         matches.map(({ view }) => ({ kind: view.kind, target: view.target })),
         { reason: body.reason, by, untilMs, audit },
         // This master's next read shows the park even before its watch reports it.
-        (park) => hub?.cooldowns.applyPark(park.kind, park.target, park, LOCAL_REVISION),
+        (park) => hub?.cooldowns.wrotePark(park.kind, park.target, park),
       );
       const done = parked.length;
       logger.info({ ...logged, done, reason: body.reason, by, until_ms: untilMs }, 'targets parked by operator');
@@ -201,7 +202,7 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
         matches.map(({ view }) => ({ kind: view.kind, target: view.target })),
         { by, audit },
         (pair) => {
-          hub?.cooldowns.applyCooldown(pair.kind, pair.target, undefined, LOCAL_REVISION);
+          hub?.cooldowns.wroteCooldown(pair.kind, pair.target, undefined);
           metrics.cooldownCleared.inc({ kind: pair.kind, reason: 'operator' });
         },
       );

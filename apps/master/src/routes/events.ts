@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Clock } from '@maintd/core';
-import { type MaintdEvent, eventsRoute } from '@maintd/scheduler/api';
+import { type MaintdEvent, eventsRoute } from '@maintd/api';
 import { streamSSE } from 'hono/streaming';
 import type { EventHub } from '../events.js';
 import type { AppEnv } from '../http/context.js';

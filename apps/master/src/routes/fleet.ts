@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type TaskStore, clusterView } from '@maintd/core';
 import type { WorkerStatus } from '@maintd/scheduler';
-import { clusterBody, mastersRoute, workersRoute } from '@maintd/scheduler/api';
+import { clusterBody, mastersRoute, workersRoute } from '@maintd/api';
 import type { AppEnv } from '../http/context.js';
 import { createRouter } from '../http/router.js';
 

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Clock, Kv, TaskStore } from '@maintd/core';
-import { healthRoute, readyRoute } from '@maintd/scheduler/api';
+import { healthRoute, readyRoute } from '@maintd/api';
 import type { AppEnv } from '../http/context.js';
 import { createRouter } from '../http/router.js';
 import { withTimeout } from '../with-timeout.js';

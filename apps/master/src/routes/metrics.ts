@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Clock, TaskKind, TaskStore } from '@maintd/core';
 import type { Metrics } from '@maintd/scheduler';
-import { metricsRoute } from '@maintd/scheduler/api';
+import { metricsRoute } from '@maintd/api';
 import type { EventHub } from '../events.js';
 import type { AppEnv } from '../http/context.js';
 import { createRouter } from '../http/router.js';

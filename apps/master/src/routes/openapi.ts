@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { openApiDocument, openApiRoute } from '@maintd/scheduler/api';
+import { openApiDocument, openApiRoute } from '@maintd/api';
 import type { AppEnv } from '../http/context.js';
 import { encodeJson, sendJson } from '../http/json-bytes.js';
 import { createRouter } from '../http/router.js';

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { CooldownPolicy, TaskKind } from '@maintd/core';
-import { policyRoute, policyView } from '@maintd/scheduler/api';
+import { policyRoute, policyView } from '@maintd/api';
 import type { AppEnv } from '../http/context.js';
 import { createRouter } from '../http/router.js';
 

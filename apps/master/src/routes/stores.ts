@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Clock, TaskStore } from '@maintd/core';
-import { type CooldownView, storesRoute } from '@maintd/scheduler/api';
+import { type CooldownView, storesRoute } from '@maintd/api';
 import { CooldownIndex } from '../cooldown-index.js';
 import type { AppEnv } from '../http/context.js';
 import { nextLinks } from '../http/next-link.js';

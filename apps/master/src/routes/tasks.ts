@@ -1,6 +1,6 @@
 import { type ListTasksQuery, type TaskKind, type TaskStore, ValidationError } from '@maintd/core';
 import type { Metrics } from '@maintd/scheduler';
-import { enqueueRoute, getTaskRoute, listTasksRoute } from '@maintd/scheduler/api';
+import { enqueueRoute, getTaskRoute, listTasksRoute } from '@maintd/api';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Logger } from 'pino';
 import { auditIntent } from '../http/audit-intent.js';

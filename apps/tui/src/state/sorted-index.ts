@@ -1,3 +1,4 @@
+import { SortedList } from '@maintd/core';
 import { LiveMap } from './live-map.js';
 
 /** How an index orders and filters its rows. A new order object means a full rebuild. */
@@ -38,8 +39,8 @@ const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
  */
 export class SortedIndex<T> implements KeyList {
   readonly #key: (row: T) => string;
-  #rows: T[] = [];
-  #ranks: number[] = [];
+  /** The rows shown, in display order under {@link SortedIndex.#comparator}. */
+  #rows: SortedList<T>;
   /** Rows in the index by key, with the rank they were placed with (to find them again). */
   #placed = new Map<string, { readonly row: T; readonly rank: number }>();
   #source: ReadonlyMap<string, T> | undefined;
@@ -52,6 +53,7 @@ export class SortedIndex<T> implements KeyList {
 
   constructor(key: (row: T) => string) {
     this.#key = key;
+    this.#rows = new SortedList(this.#comparator(undefined));
   }
 
   /** Rows shown (the index is its own {@link KeyList}: keys in display order, not copied out). */
@@ -72,7 +74,7 @@ export class SortedIndex<T> implements KeyList {
 
   /** Rows in display order. The array changes in place: {@link version} tells when. */
   get rows(): readonly T[] {
-    return this.#rows;
+    return this.#rows.items;
   }
 
   /** Bumped whenever the rows (or their order) changed. */
@@ -94,10 +96,10 @@ export class SortedIndex<T> implements KeyList {
   indexOfKey(key: string): number {
     const placed = this.#placed.get(key);
     if (!placed) return -1;
-    const i = this.#lowerBound(placed.row, placed.rank);
-    if (this.#rows[i] === placed.row) return i;
+    const i = this.#rows.indexOf(placed.row);
+    if (i >= 0) return i;
     // An order that broke its promise (compare changed for a placed row): look, then heal.
-    const j = this.#rows.indexOf(placed.row);
+    const j = this.#rows.items.indexOf(placed.row);
     if (j >= 0) this.#order = undefined;
     return j;
   }
@@ -149,8 +151,7 @@ export class SortedIndex<T> implements KeyList {
   }
 
   #reset(): void {
-    this.#rows = [];
-    this.#ranks = [];
+    this.#rows = new SortedList(this.#comparator(undefined));
     this.#placed.clear();
     this.#source = undefined;
     this.#order = undefined;
@@ -164,9 +165,12 @@ export class SortedIndex<T> implements KeyList {
       if (order.match(row)) entries.push({ row, rank: order.rank ? order.rank(row) : 0, key: this.#key(row) });
     }
     entries.sort((a, b) => b.rank - a.rank || order.compare(a.row, b.row) || byText(a.key, b.key));
-    this.#rows = entries.map((e) => e.row);
-    this.#ranks = order.rank ? entries.map((e) => e.rank) : [];
     this.#placed = new Map(entries.map((e) => [e.key, { row: e.row, rank: e.rank }]));
+    // Already in order: the list's own sort only checks it, once per row.
+    this.#rows = new SortedList(
+      this.#comparator(order),
+      entries.map((e) => e.row),
+    );
     this.#loaded = true;
     this.#version++;
   }
@@ -181,72 +185,36 @@ export class SortedIndex<T> implements KeyList {
     if (placed && shown) {
       const i = this.indexOfKey(key);
       if (i >= 0) {
-        this.#move(i, row, rank);
+        // Placed with its new rank first: the move compares the row by it (never with its old self).
         this.#placed.set(key, { row, rank });
+        this.#rows.move(i, row);
         return true;
       }
     }
     if (placed) {
       const i = this.indexOfKey(key);
-      if (i >= 0) {
-        this.#rows.splice(i, 1);
-        if (order.rank) this.#ranks.splice(i, 1);
-      }
+      if (i >= 0) this.#rows.removeAt(i);
       this.#placed.delete(key);
     }
     if (shown) {
-      const i = this.#lowerBound(row, rank);
-      this.#rows.splice(i, 0, row);
-      if (order.rank) this.#ranks.splice(i, 0, rank);
       this.#placed.set(key, { row, rank });
+      this.#rows.insert(row);
     }
     return true;
   }
 
   /**
-   * Moves the row at `i` to where (`row`, `rank`) sorts, shifting the rows between by one: one
-   * pass over the rows between, where taking it out and putting it back in (two splices) moved
-   * every row after either place, twice, each move of a 10,000-row list.
+   * Display order under `order`: rank (larger first), then the order's compare, then key. A row's
+   * rank is the one it was placed with, kept in {@link SortedIndex.#placed}, so a row is found
+   * (and moved) by it after the data it was read from changed.
    */
-  #move(i: number, row: T, rank: number): void {
-    // Where it goes among the rows as they are (its old self, at `i`, sorts where it was).
-    const j = this.#lowerBound(row, rank);
-    const rows = this.#rows;
-    const ranks = this.#order?.rank ? this.#ranks : undefined;
-    if (j <= i) {
-      for (let k = i; k > j; k--) rows[k] = rows[k - 1]!;
-      rows[j] = row;
-      if (ranks) {
-        for (let k = i; k > j; k--) ranks[k] = ranks[k - 1]!;
-        ranks[j] = rank;
-      }
-    } else {
-      // Past its old place: one position back, once that place is closed.
-      for (let k = i; k < j - 1; k++) rows[k] = rows[k + 1]!;
-      rows[j - 1] = row;
-      if (ranks) {
-        for (let k = i; k < j - 1; k++) ranks[k] = ranks[k + 1]!;
-        ranks[j - 1] = rank;
-      }
-    }
-  }
-
-  /** The first position whose row sorts at or after (`row`, `rank`). */
-  #lowerBound(row: T, rank: number): number {
-    const order = this.#order;
-    if (!order) return this.#rows.length;
-    const key = this.#key(row);
-    let lo = 0;
-    let hi = this.#rows.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const other = this.#rows[mid]!;
-      const c =
-        rank - (order.rank ? this.#ranks[mid]! : 0) || order.compare(other, row) || byText(this.#key(other), key);
-      if (c < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+  #comparator(order: IndexOrder<T> | undefined): (a: T, b: T) => number {
+    if (!order) return () => 0;
+    const key = this.#key;
+    const { compare } = order;
+    if (!order.rank) return (a, b) => compare(a, b) || byText(key(a), key(b));
+    const rankOf = (row: T): number => this.#placed.get(key(row))?.rank ?? 0;
+    return (a, b) => rankOf(b) - rankOf(a) || compare(a, b) || byText(key(a), key(b));
   }
 }
 

@@ -15,6 +15,7 @@ import type {
   WatchEvent,
   WatchOptions,
 } from './port.js';
+import { partitionPoint } from '../sorted-list.js';
 
 /** etcd's default `--max-txn-ops`; mirrored so that code that passes here passes on etcd. */
 const MAX_TXN_OPS = 128;
@@ -77,15 +78,9 @@ class Backend {
     // While no stored key has a unit from 0xD800 up, the engine's UTF-16 comparison gives the
     // UTF-8 byte order for any `key` (where they first differ, a stored key's unit is a code point
     // below 0xD800 and `key`'s is either that too or encodes above it), several times faster.
-    const narrow = this.#wideKeys === 0;
-    let lo = 0;
-    let hi = keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (narrow ? keys[mid]! < key : compareKeys(keys[mid]!, key) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return this.#wideKeys === 0
+      ? partitionPoint(keys, (k) => k < key)
+      : partitionPoint(keys, (k) => compareKeys(k, key) < 0);
   }
 
   /** Index of the first key ≥ `key`. */

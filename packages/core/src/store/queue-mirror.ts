@@ -1,4 +1,5 @@
 import type { WatchEvent } from '../kv/port.js';
+import { partitionPoint } from '../sorted-list.js';
 
 /**
  * How long a mirrored queue head is trusted before a claim reads the queue again: a bound on what
@@ -146,13 +147,7 @@ export class QueueMirror {
 
 function applyTo(view: View, id: string, put: boolean): void {
   const { ids } = view;
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (ids[mid]! < id) lo = mid + 1;
-    else hi = mid;
-  }
+  const lo = partitionPoint(ids, (x) => x < id);
   const present = ids[lo] === id;
   if (put) {
     if (present || (view.bound !== undefined && id > view.bound)) return;

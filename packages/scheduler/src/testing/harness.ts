@@ -29,8 +29,6 @@ export function testConfig(overrides: DeepPartial<Config> = {}): Config {
   const d = loaded.config;
   const base: Config = {
     ...d,
-    host: '127.0.0.1',
-    port: 0,
     masterId: `test-${randomUUID().slice(0, 8)}`,
     etcd: { ...d.etcd, prefix: `/test/${randomUUID()}`, leaseTtlSecs: 5 },
     workers: { ...d.workers, timeoutSecs: 5 },

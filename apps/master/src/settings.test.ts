@@ -1,7 +1,8 @@
 import { DEFAULT_COOLDOWN_POLICY, MIN_SESSION_TTL_SECS } from '@maintd/core';
 import { describe, expect, it, vi } from 'vitest';
-import type { Config } from './config.js';
-import { type LoadConfigInput, type LoadResult, loadConfig, settings } from './settings.js';
+import type { LoadConfigInput } from '@maintd/scheduler';
+import type { MasterConfig as Config } from './config.js';
+import { type LoadResult, loadConfig, settings } from './settings.js';
 
 function load(
   argv: readonly string[] = [],

@@ -16,10 +16,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BEARER_AUTH, openApiDocument } from './index.js';
+import { BEARER_AUTH } from './contract.js';
+import { openApiDocument } from './document.js';
 
 const run = promisify(execFile);
-const PACKAGE_DIR = fileURLToPath(new URL('../..', import.meta.url));
+const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
 const bin = (name: string): string => join(PACKAGE_DIR, 'node_modules', '.bin', name);
 /** A lint run loads a few hundred modules; on a loaded 2-core machine that takes a while. */
 const LINT_TIMEOUT_MS = 120_000;
