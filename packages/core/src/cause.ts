@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 
 /** Length of a cause id in hex digits: 48 bits, far more than the distinct errors of a fleet. */
 const CAUSE_ID_HEX = 12;
+/** Causes remembered by (store, error); emptied whole when full, so at most this many (about 3 MB). */
+const RECENT_MAX = 4096;
+const recent = new Map<string, string>();
 
 // Replaced in this order, most specific first, so that a UUID is not read as hex runs and numbers,
 // nor a path's file name as a hex id.
@@ -58,5 +61,13 @@ export function normaliseError(error: string, target?: string): string {
  * @returns 12 lowercase hex digits.
  */
 export function failureCause(error: string, target?: string): string {
-  return createHash('sha256').update(normaliseError(error, target)).digest('hex').slice(0, CAUSE_ID_HEX);
+  const key = `${target ?? ''}\0${error}`;
+  let cause = recent.get(key);
+  if (cause === undefined) {
+    cause = createHash('sha256').update(normaliseError(error, target)).digest('hex').slice(0, CAUSE_ID_HEX);
+    // Lists show the cause of every entry on every read; the same few errors come back each time.
+    if (recent.size >= RECENT_MAX) recent.clear();
+    recent.set(key, cause);
+  }
+  return cause;
 }

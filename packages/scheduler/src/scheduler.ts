@@ -24,7 +24,7 @@ import { type SweepSummary, statsExistGate, sweepOnce } from './scheduler/sweep.
 import { runTask } from './scheduler/task-run.js';
 import { timelinePruneJob } from './scheduler/timeline-prune.js';
 import { auditPruneJob } from './scheduler/audit-prune.js';
-import { type WindowView, windowLoop, windowSignature, windowViews } from './scheduler/windows.js';
+import { type WindowView, automaticMayStart, windowLoop, windowSignature, windowViews } from './scheduler/windows.js';
 import { type WorkerStatus, workerStatus } from './scheduler/worker-status.js';
 import { createStoreOutageLog } from './store-outage.js';
 
@@ -62,7 +62,14 @@ export class Scheduler {
     const run = (claim: Claim): Promise<void> =>
       runTask(deps, this.#abandon.signal, claim, observers.get(claim.task.kind), this.#capacity);
     // Until every live master can read a held task, a park does not hold: as the release before.
-    const claimOptions = (): ClaimOptions => ({ holdParked: this.featureInUse(HELD_TASKS) });
+    // A kind outside its maintenance window has only its manual tasks claimed.
+    const windowed = deps.config.windows.list.length > 0;
+    const claimOptions = (): ClaimOptions => ({
+      holdParked: this.featureInUse(HELD_TASKS),
+      ...(windowed
+        ? { automaticKinds: this.kinds.filter((k) => automaticMayStart(deps.config, k, deps.clock.now())) }
+        : {}),
+    });
     this.#pools = planPools(deps.config.pools, registryOf(deps)).map(
       (plan) => new Pool(plan, this.#ctx, run, claimOptions),
     );
@@ -79,6 +86,8 @@ export class Scheduler {
   start(): void {
     if (this.#started) return;
     this.#started = true;
+    // Claims then find operators' runs in a mirror of the manual lane, with no read each.
+    this.#d.store.followManualLane();
     const { intervals, sweeps } = this.#d.config;
     const jobs: PeriodicJob[] = [
       { name: SCAN_JOB, intervalSecs: intervals.statsScanSecs, run: () => this.scanOnce() },

@@ -50,12 +50,7 @@ export function laneContract(fx: StoreContractFixture): void {
       }
       const order: string[] = [];
       for (let i = 0; i < 2 * MANUAL_STREAK + 2; i++) order.push((await claimOrFail(s, ['merge_wal'])).task.id);
-      expect(order).toEqual([
-        ...manual.slice(0, MANUAL_STREAK),
-        auto[0],
-        ...manual.slice(MANUAL_STREAK),
-        auto[1],
-      ]);
+      expect(order).toEqual([...manual.slice(0, MANUAL_STREAK), auto[0], ...manual.slice(MANUAL_STREAK), auto[1]]);
     });
 
     it('claims only manual tasks of a kind whose automatic work may not start', async () => {
