@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { cp, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { isBuiltin } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -181,6 +181,20 @@ const SOURCES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The source file (under `src`, without `.ts`) of a package's subpath, by its `exports` map: a
+ * subpath need not be named as its file (`@maintd/settings/daemon` is `src/run-daemon.ts`).
+ */
+function sourceOfSubpath(src: string, subpath: string | undefined): string {
+  const pkg = JSON.parse(readFileSync(join(REPO, src, '../package.json'), 'utf8')) as {
+    exports?: Record<string, { import?: string } | string>;
+  };
+  const entry = pkg.exports?.[subpath ? `./${subpath}` : '.'];
+  const target = typeof entry === 'string' ? entry : entry?.import;
+  const m = target ? /^\.\/dist\/(.+)\.js$/.exec(target) : null;
+  return m?.[1] ?? subpath ?? 'index';
+}
+
+/**
  * Bundles one app's `src/main.ts` with `@maintd/scheduler` (any subpath) taken from `scheduler`
  * (the copy's `src`), `@maintd/core`, `@maintd/api` and `@maintd/settings` from their sources, and every other
  * package left an import.
@@ -195,7 +209,7 @@ async function bundle(app: string, scheduler: string, outDir: string): Promise<s
         if (m?.[1] === 'scheduler') return { path: join(scheduler, m[2] ?? '', 'index.ts') };
         const src = m?.[1] && SOURCES[m[1]];
         if (src) {
-          const file = join(REPO, src, m[2] ?? 'index');
+          const file = join(REPO, src, sourceOfSubpath(src, m[2]));
           return { path: existsSync(`${file}.ts`) ? `${file}.ts` : join(file, 'index.ts') };
         }
         return { external: true };
