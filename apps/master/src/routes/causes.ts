@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { causesRoute } from '@maintd/api';
-import { CooldownIndex } from '../cooldown-index.js';
+import type { CooldownIndex } from '../cooldown-index.js';
 import type { EventHub } from '../events.js';
 import type { AppEnv } from '../http/context.js';
 import { createRouter } from '../http/router.js';
