@@ -123,6 +123,7 @@ export {
   type StoreUse,
   fleetCapacity,
 } from './capacity.js';
+export { CapacityStore, type CapacityStoreContext } from './store/capacity-store.js';
 export { failureCause, normaliseError } from './cause.js';
 export {
   type DailyRange,
@@ -172,7 +173,6 @@ export {
   type BulkActions,
   type Claim,
   type ClaimOptions,
-  type CapacityStore,
   type ClusterStore,
   type CooldownEffect,
   type CooldownRead,

@@ -18,7 +18,6 @@ import type { AuditTrail } from './store/audit-store.js';
 import type { BulkActions } from './store/bulk-actions.js';
 import { resumeLapsed } from './store/held.js';
 import type { Timelines } from './store/timeline-store.js';
-import type { CapacityStore } from './store/capacity-store.js';
 import type { ClusterStore } from './store/cluster-store.js';
 import type { RecordFailureResult } from './store/cooldown-store.js';
 import type { HeldLock } from './store/coordination.js';
@@ -33,7 +32,6 @@ export type { Claim, ClaimOptions } from './store/claimer.js';
 export type { Actor, Pair } from './store/operator-action.js';
 export type { AuditFields, AuditPage, AuditQuery, AuditTrail } from './store/audit-store.js';
 export type { BulkActions } from './store/bulk-actions.js';
-export type { CapacityStore } from './store/capacity-store.js';
 export type { ClusterStore } from './store/cluster-store.js';
 export type { CooldownRead, RecordFailureResult } from './store/cooldown-store.js';
 export type { HeldLock } from './store/coordination.js';
@@ -66,8 +64,6 @@ export class TaskStore {
   readonly session: Session;
   /** The fleet-wide feature gates at `P/cluster` (docs/ARCHITECTURE.md §2.8). */
   readonly cluster: ClusterStore;
-  /** The masters' slot time over the last hour at `P/capacity/` (docs/ARCHITECTURE.md §3.5). */
-  readonly capacity: CapacityStore;
   /** Each (kind, target)'s timeline (docs/ARCHITECTURE.md §2.7): its events, and the fleet-wide prune. */
   readonly timelines: Timelines;
   /** The audit trail of operator actions (docs/ARCHITECTURE.md §2.9): its pages, and its prune. */
@@ -83,7 +79,6 @@ export class TaskStore {
     this.masterId = masterId;
     this.policy = opened.policy;
     this.cluster = opened.parts.cluster;
-    this.capacity = opened.parts.capacity;
     this.timelines = opened.parts.timeline;
     this.audit = opened.parts.audit;
     this.bulk = opened.parts.bulk;
@@ -107,17 +102,13 @@ export class TaskStore {
     await this.session.close();
   }
 
-  /**
-   * Follows the manual lane with a watch from now on, so that claims find queued manual tasks
-   * without a read each (a master's scheduler does this; close() stops it).
-   */
+  /** Keeps a watch-fed mirror of the manual lane from now on, so that claims read none (close() stops it). */
   followManualLane(): void {
     this.#parts.lane.follow();
   }
 
   /**
-   * Queues a task. A task without dependencies dedupes against an active (queued or running) task of the same kind and
-   * target and returns it with `created: false`. Never gated by cooldown.
+   * Queues a task; one without dependencies dedupes against an active task of its kind and target (`created: false`).
    */
   enqueue(kind: TaskKind, target: string, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     return this.#parts.lifecycle.enqueue(kind, target, options);
@@ -139,10 +130,10 @@ export class TaskStore {
   }
 
   /**
-   * Claims the oldest runnable task of the given kinds, or returns undefined. Every kind takes the per-target lock, so
-   * at most one task per store runs at a time. A task whose dependency failed or vanished is failed here; one whose
-   * dependency is still active is skipped. Under contention the order loosens to FIFO within the oldest few (up to 32)
-   * candidates. With `holdParked`, an automatic task of a parked pair is held instead ({@link ClaimOptions}).
+   * Claims the next runnable task of the given kinds (queued manual tasks first, then the oldest), or returns undefined.
+   * One task per store runs at a time (the per-target lock). A task whose dependency failed or vanished is failed here;
+   * one whose dependency is still active is skipped. Under contention the order loosens to FIFO within the oldest few
+   * (up to 32) candidates. See {@link ClaimOptions} for parks that hold tasks and kinds outside their windows.
    */
   claimNext(kinds: readonly TaskKind[], options?: ClaimOptions): Promise<Claim | undefined> {
     return this.#parts.claimer.claimNext(kinds, options);
@@ -154,9 +145,8 @@ export class TaskStore {
   }
 
   /**
-   * Hands this store the changes a watch on `keys.queuePrefix()` reported, so that claims take their candidates from a
-   * mirror of each queue's head instead of reading a page of the queue per claim. Only used between {@link
-   * TaskStore.setQueueFeed}(true) and (false): without a live feed, every claim reads the queue.
+   * Hands this store what a watch on `keys.queuePrefix()` reported, so that claims take their candidates from a mirror of
+   * each queue's head: only between {@link TaskStore.setQueueFeed}(true) and (false); without it, claims read the queue.
    */
   observeQueue(events: readonly WatchEvent[]): void {
     this.#parts.queue.apply(events);
@@ -180,18 +170,14 @@ export class TaskStore {
   }
 
   /**
-   * Requeues running tasks whose claim is gone (their master died or was cut off), keeping id and `enqueued_at` so they
-   * keep their FIFO position. A task orphaned more than `maxAttempts` times is failed instead (`infrastructure`), so a
-   * task that kills masters cannot loop forever.
+   * Requeues running tasks whose claim is gone (their master died or was cut off) in their FIFO position (id and
+   * `enqueued_at` kept); one orphaned more than `maxAttempts` times is failed instead (`infrastructure`).
    */
   recoverOrphaned(): Promise<RecoveryResult> {
     return recoverOrphaned(this.#parts);
   }
 
-  /**
-   * Deletes terminal tasks beyond the newest `historyLimit` or older than the history TTL. Never touches active tasks
-   * or a terminal task that an active task depends on.
-   */
+  /** Deletes terminal tasks beyond `historyLimit` or the history TTL, never one an active task depends on. */
   pruneHistory(): Promise<number> {
     return this.#parts.history.pruneHistory();
   }

@@ -1,5 +1,6 @@
 import {
   CapacityLedger,
+  CapacityStore,
   type Claim,
   type ClaimOptions,
   type ClusterRecord,
@@ -50,10 +51,13 @@ export class Scheduler {
   #cluster: ClusterRecord | undefined;
   /** Slot time of the tasks this master finished over the last hour (docs/ARCHITECTURE.md §3.5). */
   readonly #capacity = new CapacityLedger();
+  readonly #capacityRecords: CapacityStore;
 
   constructor(deps: SchedulerDeps) {
     this.#d = deps;
     this.#ctx = loopContext(deps, this.#stop.signal, createStoreOutageLog(deps.logger, deps.clock));
+    const { kv, store, clock } = deps;
+    this.#capacityRecords = new CapacityStore({ kv, keys: store.keys, masterId: store.masterId, clock });
     // Every in-flight worker call listens on these (a scan asks every worker at once): the
     // default cap of 10 listeners would warn on any fleet of ten workers.
     setMaxListeners(1000, this.#stop.signal, this.#abandon.signal);
@@ -119,7 +123,7 @@ export class Scheduler {
       }),
       recoveryLoop(this.#ctx, () => this.#wakeAll()),
       queueDepthLoop(this.#ctx),
-      capacityLoop(this.#ctx, this.#capacity),
+      capacityLoop(this.#ctx, this.#capacity, this.#capacityRecords),
       windowLoop(this.#ctx, () => this.#wakeAll()),
       ...this.#pools.map((p) => this.#claimLoop(p)),
     );
@@ -198,7 +202,7 @@ export class Scheduler {
    * every master's record, this master's own from memory.
    */
   capacity(): Promise<KindCapacity[]> {
-    return capacityNow(this.#d, this.#capacity);
+    return capacityNow(this.#d, this.#capacity, this.#capacityRecords);
   }
 
   /** This master's maintenance windows as they stand now (`GET /api/v1/scheduler/policy`). */

@@ -1,7 +1,21 @@
 import { CAPACITY_HOUR_MS, type CapacityRecord, CapacityRecordSchema } from '../capacity.js';
+import type { Clock } from '../clock.js';
+import type { Keys } from '../keys.js';
+import type { Kv } from '../kv/port.js';
 import { decodeOrNone } from './codec.js';
-import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
+
+/** What a {@link CapacityStore} works on: a master's Kv, key layout, id and clock. */
+export interface CapacityStoreContext {
+  /** The store the records live in. */
+  readonly kv: Kv;
+  /** The key layout of the fleet's prefix. */
+  readonly keys: Keys;
+  /** The master whose record {@link CapacityStore.write} writes. */
+  readonly masterId: string;
+  /** Says which records are old enough to delete. */
+  readonly clock: Clock;
+}
 
 /**
  * The masters' slot-time records at `P/capacity/<master id>` (docs/ARCHITECTURE.md §3.5): each
@@ -10,9 +24,9 @@ import { scan } from './scan.js';
  * is older than the hour it covers; then any master's write removes it.
  */
 export class CapacityStore {
-  readonly #ctx: StoreContext;
+  readonly #ctx: CapacityStoreContext;
 
-  constructor(ctx: StoreContext) {
+  constructor(ctx: CapacityStoreContext) {
     this.#ctx = ctx;
   }
 

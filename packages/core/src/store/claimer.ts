@@ -1,15 +1,7 @@
 import { LeaseNotFoundError } from '../errors.js';
 import { keyAfter } from '../keys.js';
 import type { KeyValue } from '../kv/port.js';
-import {
-  type ParkRecord,
-  ParkRecordSchema,
-  type TaskKind,
-  type TaskRecord,
-  TaskRecordSchema,
-  encodeTask,
-  isParked,
-} from '../model.js';
+import { ParkRecordSchema, type TaskKind, type TaskRecord, TaskRecordSchema, encodeTask, isParked } from '../model.js';
 import { type Candidate, CandidateOrder } from './candidate-order.js';
 import { decode, decodeOrNone } from './codec.js';
 import type { StoreContext } from './context.js';
@@ -20,7 +12,7 @@ import type { ManualLane } from './manual-lane.js';
 import type { QueueMirror } from './queue-mirror.js';
 import { QueuePages } from './queue-pages.js';
 import type { QueueShares } from './queue-shares.js';
-import { heldReason } from './held.js';
+import { holdTask } from './held.js';
 import type { TimelineStore } from './timeline-store.js';
 
 /** How {@link TaskStore.claimNext} treats the automatic tasks of a parked (kind, target). */
@@ -372,42 +364,14 @@ export class Claimer {
       if (!parkKey || !park || park.modRevision === parkRevision || (lock?.type === 'get' && lock.kv)) return undefined;
       const parked = decodeOrNone(ParkRecordSchema, park);
       if (parked && isParked(parked, clock.now())) {
-        await this.#hold(task, modRevision, park.modRevision, parked);
+        const at = await holdTask(this.#ctx, this.#timeline, task, modRevision, park.modRevision, parked);
+        if (at !== undefined)
+          this.#mirror.apply([{ type: 'delete', key: k.queue(task.kind, task.id), modRevision: at }]);
         return undefined;
       }
       // A lapsed (or unreadable) park gates nothing: claim, guarded on the park as just read.
       parkRevision = park.modRevision;
     }
     return undefined;
-  }
-
-  /**
-   * Holds an automatic task of a parked pair (docs/ARCHITECTURE.md §2.7): out of its queue into
-   * `P/held/`, its record saying who parked the pair and why, with a `held` event on the pair's
-   * timeline — all guarded on the record, its queue key and the park as read, so a park released
-   * meanwhile leaves the task queued for the next claim.
-   */
-  async #hold(task: TaskRecord, modRevision: number, parkRevision: number, park: ParkRecord): Promise<void> {
-    const { kv, keys: k, clock } = this.#ctx;
-    const held: TaskRecord = { ...task, state: 'held', held_at: clock.now(), held_reason: heldReason(park) };
-    const timeline = this.#timeline.ops(task.kind, task.target, [
-      { type: 'held', task_id: task.id, by: park.by, reason: park.reason },
-    ]);
-    const res = await kv.txn(
-      [
-        { key: k.task(task.id), target: 'modRevision', op: '==', value: modRevision },
-        { key: k.queue(task.kind, task.id), target: 'version', op: '>', value: 0 },
-        { key: k.parked(task.kind, task.target), target: 'modRevision', op: '==', value: parkRevision },
-      ],
-      [
-        { type: 'put', key: k.task(task.id), value: encodeTask(held) },
-        { type: 'delete', key: k.queue(task.kind, task.id) },
-        { type: 'put', key: k.held(task.kind, task.target, task.id), value: '' },
-        ...timeline.ops,
-      ],
-    );
-    if (!res.succeeded) return;
-    this.#mirror.apply([{ type: 'delete', key: k.queue(task.kind, task.id), modRevision: res.revision }]);
-    void this.#timeline.afterWrite(task.kind, task.target);
   }
 }

@@ -141,8 +141,7 @@ export class TaskLifecycle {
       { type: 'put', key: k.task(task.id), value: encodeTask(task) },
       { type: 'put', key: k.queue(kind, task.id), value: '' },
     ];
-    // An operator's run is on the store's timeline, committed with the task it queued, and in
-    // the manual lane, which claims take before the queue's automatic work.
+    // An operator's run is on the store's timeline and in the manual lane, with the task it queued.
     const manual = task.source === 'manual';
     if (manual) {
       writes.push({ type: 'put', key: k.manual(kind, task.id), value: '' });
@@ -191,10 +190,7 @@ export class TaskLifecycle {
     throw new ContentionError(`failed to resolve concurrent task enqueue for ${kind} '${target}'`);
   }
 
-  /**
-   * Puts a held task back in its queue as a manual one, with a `manual_run` event, guarded on
-   * its record as read; undefined when it changed meanwhile (the caller reads again).
-   */
+  /** Puts a held task back in its queue as a manual one (`manual_run` event), guarded; undefined if it changed. */
   async #promote(task: TaskRecord, modRevision: number, options: EnqueueOptions): Promise<TaskRecord | undefined> {
     const { kv, keys: k } = this.#ctx;
     const { kind, target, id } = task;
@@ -382,7 +378,6 @@ export class TaskLifecycle {
       ];
       if (giveUp && !task.depends_on) ops.push({ type: 'delete', key: k.dedupe(task.kind, task.target) });
       if (!giveUp) ops.push({ type: 'put', key: k.queue(task.kind, id), value: '' });
-      // Back in its place in the lane too: an operator's run still goes first.
       if (!giveUp && task.source === 'manual') ops.push({ type: 'put', key: k.manual(task.kind, id), value: '' });
       const res = await kv.txn(
         [

@@ -5,7 +5,6 @@ import { GroupCommitKv } from '../kv/group-commit.js';
 import { cryptoRandom } from '../random.js';
 import type { Session } from '../session.js';
 import { Claimer } from './claimer.js';
-import { CapacityStore } from './capacity-store.js';
 import { ClusterStore } from './cluster-store.js';
 import type { StoreContext } from './context.js';
 import { CooldownStore } from './cooldown-store.js';
@@ -46,7 +45,6 @@ export interface StoreParts {
   readonly workerScans: WorkerScans;
   readonly coordination: Coordination;
   readonly cluster: ClusterStore;
-  readonly capacity: CapacityStore;
 }
 
 /**
@@ -116,6 +114,5 @@ export function storeParts(
     workerScans: new WorkerScans(ctx),
     coordination,
     cluster: new ClusterStore(ctx, audit),
-    capacity: new CapacityStore(ctx),
   };
 }

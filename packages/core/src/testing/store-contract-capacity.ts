@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CAPACITY_HOUR_MS, CapacityLedger } from '../capacity.js';
+import { CapacityStore } from '../store/capacity-store.js';
+import type { TaskStore } from '../task-store.js';
 import type { StoreContractFixture } from './store-contract-fixture.js';
 
 /**
@@ -8,6 +10,8 @@ import type { StoreContractFixture } from './store-contract-fixture.js';
  */
 export function capacityContract(fx: StoreContractFixture): void {
   const { open } = fx;
+  const capacityOf = async (s: TaskStore): Promise<CapacityStore> =>
+    new CapacityStore({ kv: await fx.h.connect(), keys: s.keys, masterId: s.masterId, clock: fx.h.clock });
 
   describe('the capacity records', () => {
     it("reads every master's record, a closed master's too", async () => {
@@ -18,10 +22,10 @@ export function capacityContract(fx: StoreContractFixture): void {
       la.record('merge_wal', 's1', 30, true, now);
       const lb = new CapacityLedger();
       lb.record('merge_wal', 's2', 10, false, now);
-      await a.capacity.write(la.snapshot(a.masterId, now));
-      await b.capacity.write(lb.snapshot(b.masterId, now));
+      await (await capacityOf(a)).write(la.snapshot(a.masterId, now));
+      await (await capacityOf(b)).write(lb.snapshot(b.masterId, now));
       await a.close();
-      const records = await b.capacity.read();
+      const records = await (await capacityOf(b)).read();
       expect(records.map((r) => r.master_id).sort()).toEqual([a.masterId, b.masterId].sort());
       expect(records.find((r) => r.master_id === a.masterId)?.kinds.merge_wal?.top[0]?.target).toBe('s1');
     });
@@ -32,11 +36,11 @@ export function capacityContract(fx: StoreContractFixture): void {
       const l = new CapacityLedger();
       const old = fx.h.clock.now() - 2 * CAPACITY_HOUR_MS - 1000;
       l.record('compact', 'x', 5, false, old);
-      await a.capacity.write(l.snapshot(a.masterId, old - 1000));
-      await a.capacity.write(l.snapshot(a.masterId, old));
+      await (await capacityOf(a)).write(l.snapshot(a.masterId, old - 1000));
+      await (await capacityOf(a)).write(l.snapshot(a.masterId, old));
       const kv = await fx.h.connect();
       expect((await kv.range(a.keys.capacityPrefix)).kvs).toHaveLength(1);
-      expect(await b.capacity.read()).toEqual([]);
+      expect(await (await capacityOf(b)).read()).toEqual([]);
       expect((await kv.range(a.keys.capacityPrefix)).kvs).toHaveLength(0);
     });
 
@@ -44,10 +48,10 @@ export function capacityContract(fx: StoreContractFixture): void {
       const a = await open();
       const l = new CapacityLedger();
       l.record('compact', 'x', 5, false, fx.h.clock.now());
-      await a.capacity.write(l.snapshot(a.masterId, fx.h.clock.now()));
+      await (await capacityOf(a)).write(l.snapshot(a.masterId, fx.h.clock.now()));
       const kv = await fx.h.connect();
       await kv.put(a.keys.capacity('garbled'), '{"master_id": 3');
-      expect((await a.capacity.read()).map((r) => r.master_id)).toEqual([a.masterId]);
+      expect((await (await capacityOf(a)).read()).map((r) => r.master_id)).toEqual([a.masterId]);
     });
   });
 }

@@ -1,4 +1,11 @@
-import { CAPACITY_BUCKET_MS, type CapacityLedger, type KindCapacity, type TaskKind, fleetCapacity } from '@maintd/core';
+import {
+  CAPACITY_BUCKET_MS,
+  type CapacityLedger,
+  type CapacityStore,
+  type KindCapacity,
+  type TaskKind,
+  fleetCapacity,
+} from '@maintd/core';
 import { kindNames, kindSpec } from '../kinds/index.js';
 import { type LoopContext, type SchedulerDeps, registryOf } from './context.js';
 
@@ -14,7 +21,7 @@ export const CAPACITY_WRITE_MS = 10_000;
  * changed, and once a bucket while it holds anything, so that what ages out of its hour leaves
  * the record too. A failed write is retried at the next turn; the ledger keeps counting meanwhile.
  */
-export async function capacityLoop(ctx: LoopContext, ledger: CapacityLedger): Promise<void> {
+export async function capacityLoop(ctx: LoopContext, ledger: CapacityLedger, records: CapacityStore): Promise<void> {
   const { store, clock } = ctx.deps;
   let written = 0;
   let writtenAt = Number.NEGATIVE_INFINITY;
@@ -24,7 +31,7 @@ export async function capacityLoop(ctx: LoopContext, ledger: CapacityLedger): Pr
     if (!due) continue;
     const revision = ledger.revision;
     try {
-      await store.capacity.write(ledger.snapshot(store.masterId, now));
+      await records.write(ledger.snapshot(store.masterId, now));
       written = revision;
       writtenAt = now;
     } catch (err) {
@@ -38,9 +45,13 @@ export async function capacityLoop(ctx: LoopContext, ledger: CapacityLedger): Pr
  * taken from its ledger rather than from etcd (so it is current), and the slots of the live
  * masters' pools that run each kind.
  */
-export async function capacityNow(deps: SchedulerDeps, ledger: CapacityLedger): Promise<KindCapacity[]> {
+export async function capacityNow(
+  deps: SchedulerDeps,
+  ledger: CapacityLedger,
+  stored: CapacityStore,
+): Promise<KindCapacity[]> {
   const { store, clock } = deps;
-  const [records, masters] = await Promise.all([store.capacity.read(), store.listMasters()]);
+  const [records, masters] = await Promise.all([stored.read(), store.listMasters()]);
   const now = clock.now();
   const own = ledger.snapshot(store.masterId, now);
   const registry = registryOf(deps);
