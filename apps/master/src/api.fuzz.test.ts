@@ -26,6 +26,7 @@ import {
   StoreStatsSchema,
   TARGET_PATTERN,
   TargetSchema,
+  CapacityRecordSchema,
   TaskCooldownSchema,
   type TaskKind,
   TaskKindSchema,
@@ -141,6 +142,10 @@ const CooldownView = TaskCooldownSchema.extend({
   state: z.enum(['cooling', 'below', 'lapsed', 'parked']),
   gating: z.boolean(),
   last_error_class: TaskCooldownSchema.shape.last_error_class.optional(),
+  cause: z
+    .string()
+    .regex(/^[0-9a-f]{12}$/)
+    .optional(),
   first_failure_ms: TaskCooldownSchema.shape.first_failure_ms.optional(),
   last_failure_ms: TaskCooldownSchema.shape.last_failure_ms.optional(),
   last_task_id: TaskCooldownSchema.shape.last_task_id.optional(),
@@ -394,6 +399,14 @@ function storedProblem(prefix: string, kv: KeyValue): string | undefined {
       return parts.length === 3 && isKind(parts[0]) && hexTarget(parts[1]) && TaskId.safeParse(parts[2]).success
         ? undefined
         : bad('malformed held key');
+    case 'manual':
+      return parts.length === 2 && isKind(parts[0]) && TaskId.safeParse(parts[1]).success && kv.value === ''
+        ? undefined
+        : bad('malformed manual lane key');
+    case 'capacity': {
+      const r = parseJson(CapacityRecordSchema, kv.value);
+      return parts.length === 1 && r?.master_id === parts[0] ? undefined : bad('malformed capacity record');
+    }
     case 'stats': {
       const s = parseJson(StoreStatsSchema.strict(), kv.value);
       if (!s) return bad('stored stats row fails StoreStatsSchema');

@@ -1,4 +1,5 @@
-import type { Clock, CooldownPolicy, Kv, TaskKind, TaskStore } from '@maintd/core';
+import type { Clock, CooldownPolicy, KindCapacity, Kv, TaskKind, TaskStore } from '@maintd/core';
+import type { WindowInput } from '@maintd/api';
 import type { Metrics, WorkerStatus } from '@maintd/scheduler';
 import type { Logger } from 'pino';
 import type { ApiToken } from './auth/api-token.js';
@@ -30,4 +31,8 @@ export interface AppDeps {
   readonly kinds?: readonly TaskKind[];
   /** The cluster features this master understands; default the shipped registry's. */
   readonly features?: readonly string[];
+  /** This master's maintenance windows as they stand now (TASK_WINDOWS); default none. */
+  readonly windows?: () => readonly WindowInput[];
+  /** The fleet's slot time over the last hour (`GET /api/v1/capacity`); default: the route answers 404. */
+  readonly capacity?: () => Promise<readonly KindCapacity[]>;
 }

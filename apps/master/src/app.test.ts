@@ -165,10 +165,12 @@ describe('HTTP API', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
         '/api/v1/audit',
+        '/api/v1/capacity',
         '/api/v1/cluster',
         '/api/v1/events',
         '/api/v1/masters',
         '/api/v1/openapi.json',
+        '/api/v1/scheduler/causes',
         '/api/v1/scheduler/cooldowns',
         '/api/v1/scheduler/cooldowns/{kind}/{target}',
         '/api/v1/scheduler/policy',

@@ -7,6 +7,8 @@ import type { AppEnv } from './http/context.js';
 import { errorHandler, invalidRequest, notFound } from './http/errors.js';
 import { httpMetrics } from './http/http-metrics.js';
 import { auditRoutes } from './routes/audit.js';
+import { capacityRoutes } from './routes/capacity.js';
+import { causeRoutes } from './routes/causes.js';
 import { clusterRoutes } from './routes/cluster.js';
 import { cooldownDetailRoutes } from './routes/cooldown-detail.js';
 import { cooldownRoutes } from './routes/cooldowns.js';
@@ -19,6 +21,7 @@ import { policyRoutes } from './routes/policy.js';
 import { storeRoutes } from './routes/stores.js';
 import { taskRoutes } from './routes/tasks.js';
 import { StoreProbe } from './store-probe.js';
+import { CooldownIndex } from './cooldown-index.js';
 import { TaskLists } from './task-lists.js';
 
 export type { AppDeps };
@@ -59,8 +62,18 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', taskRoutes({ store, metrics, lists: taskLists, runs, logger }));
   const policy = deps.policy ?? store.policy;
   app.route('/', cooldownRoutes({ store, clock, logger, metrics, events, probe }));
-  app.route('/', cooldownDetailRoutes({ store, clock, policy, runs }));
-  app.route('/', policyRoutes(policy, store.masterId, runs));
+  const windows = deps.windows ?? (() => []);
+  app.route('/', cooldownDetailRoutes({ store, clock, policy, runs, windows }));
+  app.route('/', policyRoutes(policy, store.masterId, runs, windows));
+  app.route(
+    '/',
+    causeRoutes({
+      events,
+      probe,
+      read: async () => CooldownIndex.from(await store.listCooldowns({ all: true }), [], policy),
+    }),
+  );
+  if (deps.capacity) app.route('/', capacityRoutes({ capacity: deps.capacity, clock }));
   app.route('/', storeRoutes({ store, clock }));
   app.route('/', fleetRoutes({ store, workers: deps.workers, features }));
   app.route('/', clusterRoutes({ store, logger, features }));

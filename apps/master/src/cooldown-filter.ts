@@ -1,3 +1,4 @@
+import { failureCause } from '@maintd/core';
 import type { CooldownState } from '@maintd/api';
 import type { CooldownPair, CooldownStateFilter } from './cooldown-query.js';
 
@@ -19,4 +20,10 @@ export function matchesState(state: CooldownState | undefined, filter: CooldownS
   if (state === undefined) return false;
   if (filter === 'any') return true;
   return filter === undefined ? state === 'cooling' || state === 'parked' : state === filter;
+}
+
+/** Whether `e`'s latest failure has `cause` (undefined matches all; a park without a record has none). */
+export function matchesCause(e: CooldownPair, cause: string | undefined): boolean {
+  if (cause === undefined) return true;
+  return e.cooldown !== undefined && failureCause(e.cooldown.last_error, e.target) === cause;
 }

@@ -8,7 +8,8 @@ import {
 } from '@maintd/core';
 import { type CooldownSort, type CooldownView, cooldownView } from '@maintd/api';
 import { decodeCursor, encodeCursor } from './cooldown-cursor.js';
-import { matchesSearch, matchesState } from './cooldown-filter.js';
+import { matchesCause, matchesSearch, matchesState } from './cooldown-filter.js';
+import { type CauseView, causesOf } from './cooldown-causes.js';
 import { type Order, comparatorOf, comparePositions, position } from './cooldown-order.js';
 import type {
   CooldownPage,
@@ -161,12 +162,12 @@ export class CooldownIndex {
    * The unpaged list, in key order (kind, then target): windows open and parks in force, and with
    * `all` every other record too (below the threshold, lapsed).
    */
-  list(kind: TaskKind | undefined, all: boolean, nowMs: number, q?: string): CooldownView[] {
+  list(kind: TaskKind | undefined, all: boolean, nowMs: number, q?: string, cause?: string): CooldownView[] {
     this.#refresh(nowMs);
     const needle = q?.toLowerCase();
     const out: CooldownView[] = [];
     for (const e of this.#sortedBy('key')) {
-      if ((kind && e.kind !== kind) || !matchesSearch(e, needle)) continue;
+      if ((kind && e.kind !== kind) || !matchesSearch(e, needle) || !matchesCause(e, cause)) continue;
       const view = cooldownView(e.cooldown, e.park, nowMs, this.policy);
       if (!view) continue;
       if (view.state === 'cooling' || view.state === 'parked' || all) out.push(view);
@@ -175,12 +176,18 @@ export class CooldownIndex {
   }
 
   /** {@link CooldownIndex.list}, encoded once and shared by every request until something changes. */
-  listBody(kind: TaskKind | undefined, all: boolean, nowMs: number, q?: string): JsonBytes<CooldownView[]> {
+  listBody(
+    kind: TaskKind | undefined,
+    all: boolean,
+    nowMs: number,
+    q?: string,
+    cause?: string,
+  ): JsonBytes<CooldownView[]> {
     this.#refresh(nowMs);
-    const key = `${kind ?? ''}|${all}|${q ?? ''}`;
+    const key = `${kind ?? ''}|${all}|${cause ?? ''}|${q ?? ''}`;
     let body = this.#lists.get(key);
     if (!body) {
-      body = encodeJson(this.list(kind, all, nowMs, q));
+      body = encodeJson(this.list(kind, all, nowMs, q, cause));
       // Keyed by any well-formed kind a reader names: bounded as the pages are.
       if (this.#lists.size >= PAGE_CACHE_ENTRIES) this.#lists.clear();
       this.#lists.set(key, body);
@@ -193,13 +200,16 @@ export class CooldownIndex {
     this.#refresh(nowMs);
     const sort = query.sort ?? 'until';
     // `q` last: every field before it is free of `|`, so the key is unambiguous whatever `q` holds.
-    const pageKey = `${sort}|${query.kind ?? ''}|${query.state ?? ''}|${query.limit}|${query.cursor ?? ''}|${query.q ?? ''}`;
+    const pageKey = `${sort}|${query.kind ?? ''}|${query.state ?? ''}|${query.limit}|${query.cursor ?? ''}|${query.cause ?? ''}|${query.q ?? ''}`;
     const kept = this.#pages.get(pageKey);
     if (kept) return kept;
     const needle = query.q?.toLowerCase();
     // A search is filtered per request, not kept: its lists would be as many as the texts asked.
     const filtered = this.#matching(sort, query.kind, query.state, nowMs);
-    const matching = needle === undefined ? filtered : filtered.filter((e) => matchesSearch(e, needle));
+    const matching =
+      needle === undefined && query.cause === undefined
+        ? filtered
+        : filtered.filter((e) => matchesSearch(e, needle) && matchesCause(e, query.cause));
     let from = 0;
     if (query.cursor !== undefined) {
       const after = decodeCursor(query.cursor, sort);
@@ -231,11 +241,16 @@ export class CooldownIndex {
     const needle = selection.q?.toLowerCase();
     const out: SelectedEntry[] = [];
     for (const e of this.#matching('until', selection.kind, selection.state ?? 'any', nowMs)) {
-      if (!matchesSearch(e, needle)) continue;
+      if (!matchesSearch(e, needle) || !matchesCause(e, selection.cause)) continue;
       const view = cooldownView(e.cooldown, e.park, nowMs, this.policy);
       if (view) out.push({ view, hasRecord: e.cooldown !== undefined });
     }
     return out;
+  }
+
+  /** Every failure record (any state) grouped by the cause of its latest error, the most stores first. */
+  causes(kind: TaskKind | undefined): CauseView[] {
+    return causesOf(this.#entries.values(), kind);
   }
 
   /** Parks in force per kind at `nowMs`: the `master_task_parked` gauge. */

@@ -27,6 +27,8 @@ export interface CooldownPageQuery {
   readonly sort?: CooldownSort | undefined;
   /** Only entries whose store name or last error contains this text, ignoring case. */
   readonly q?: string | undefined;
+  /** Only entries whose latest failure has this cause. */
+  readonly cause?: string | undefined;
 }
 
 /** What a bulk action selects: the list's filter, where an absent state is every state. */
@@ -35,6 +37,7 @@ export interface CooldownSelection {
   /** Absent: every state (`any`), unlike a page. */
   readonly state?: CooldownStateFilter | undefined;
   readonly q?: string | undefined;
+  readonly cause?: string | undefined;
 }
 
 /** One entry a bulk action selected: its view, and whether it has a failure record to reset. */

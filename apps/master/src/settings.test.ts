@@ -84,6 +84,8 @@ const DOCUMENTED = [
   'TASK_COOLDOWN_KINDS',
   'TASK_COOLDOWN_MAX_PERCENT',
   'TASK_COOLDOWN_COUNT_INFRA',
+  'TASK_WINDOWS',
+  'TASK_WINDOWS_TZ',
   'SHUTDOWN_GRACE_SECS',
   'LOG_LEVEL',
   'LOG_FORMAT',
@@ -129,10 +131,31 @@ describe('loadConfig defaults', () => {
         maxPercent: 25,
         countInfrastructure: false,
       },
+      windows: { tz: 'UTC', list: [] },
       shutdownGraceSecs: 30,
       logLevel: 'info',
       logFormat: 'auto',
     } satisfies Config);
+  });
+
+  it('reads maintenance windows per kind in their zone', () => {
+    const { windows } = config([], {
+      TASK_WINDOWS: 'compact=22:00-05:00,index_id=22:00-05:00;12:00-13:00',
+      TASK_WINDOWS_TZ: 'Europe/Berlin',
+    });
+    expect(windows.tz).toBe('Europe/Berlin');
+    expect(windows.list.map((w) => [w.kind, w.spec, w.tz])).toEqual([
+      ['compact', '22:00-05:00', 'Europe/Berlin'],
+      ['index_id', '22:00-05:00;12:00-13:00', 'Europe/Berlin'],
+    ]);
+  });
+
+  it('stops startup on a bad window or zone, naming the setting', () => {
+    expect(error([], { TASK_WINDOWS: 'compact=22:00' })).toMatch(
+      /^invalid TASK_WINDOWS \(--task-windows\): .*HH:MM-HH:MM/,
+    );
+    expect(error([], { TASK_WINDOWS: 'vacuum=22:00-05:00' })).toMatch(/^invalid TASK_WINDOWS .*expected kinds among/);
+    expect(error([], { TASK_WINDOWS_TZ: 'Mars/Olympus' })).toMatch(/^invalid TASK_WINDOWS_TZ .*IANA time zone/);
   });
 
   it('defaults the cooldown policy to the one core documents', () => {

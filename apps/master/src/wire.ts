@@ -60,6 +60,8 @@ export function wireMaster(deps: MasterDeps, auth: WireAuth = {}): Master {
     policy: config.cooldown,
     kinds: scheduler.kinds,
     features: featureNames(deps.features),
+    windows: () => scheduler.windows(),
+    capacity: () => scheduler.capacity(),
   });
   return {
     scheduler,

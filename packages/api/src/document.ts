@@ -4,7 +4,9 @@
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { BEARER_AUTH } from './contract.js';
+import { capacityRoute } from './routes/capacity.js';
 import {
+  causesRoute,
   cooldownDetailRoute,
   listCooldownsRoute,
   parkRoute,
@@ -32,6 +34,8 @@ export const ROUTES = [
   parkTargetsRoute,
   resetCooldownsRoute,
   policyRoute,
+  causesRoute,
+  capacityRoute,
   storesRoute,
   mastersRoute,
   patchClusterRoute,

@@ -1,7 +1,11 @@
 export { MAX_BODY_BYTES } from './contract.js';
 export { openApiDocument } from './document.js';
 export { EventMessageSchema, type MaintdEvent, MaintdEventSchema } from './events.js';
+export { capacityRoute } from './routes/capacity.js';
+export { type CapacityBody, CapacitySchema } from './schemas/capacity.js';
+export { type CauseView, CauseSchema } from './schemas/causes.js';
 export {
+  causesRoute,
   cooldownDetailRoute,
   listCooldownsRoute,
   parkRoute,
@@ -26,5 +30,5 @@ export {
 } from './schemas/cooldown.js';
 export { BULK_SAMPLE_MAX, type BulkResult, BulkResultSchema, CooldownDetailSchema } from './schemas/timeline.js';
 export { clusterBody } from './schemas/cluster.js';
-export { PolicySchema } from './schemas/policy.js';
-export { cooldownView, policyView, timelineEventView } from './views.js';
+export { PolicySchema, WindowSchema } from './schemas/policy.js';
+export { type WindowInput, capacityBody, cooldownView, policyView, timelineEventView } from './views.js';

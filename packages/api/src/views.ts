@@ -4,16 +4,20 @@
  * records and the time.
  */
 import {
+  CAPACITY_HOUR_MS,
   type CooldownPolicy,
+  type KindCapacity,
   type ParkRecord,
   type TaskCooldown,
   type TaskKind,
   type TimelineEvent,
   appliesTo,
   cooldownState,
+  failureCause,
 } from '@maintd/core';
 import type { CooldownView, ParkView } from './schemas/cooldown.js';
 import type { PolicyView } from './schemas/policy.js';
+import type { CapacityBody } from './schemas/capacity.js';
 import type { TimelineEventView } from './schemas/timeline.js';
 import { withIsoTimes } from './schemas/common.js';
 
@@ -71,6 +75,7 @@ export function cooldownView(
     until: cooldown.until_ms === null ? null : iso(cooldown.until_ms),
     last_error: cooldown.last_error,
     last_error_class: cooldown.last_error_class,
+    cause: failureCause(cooldown.last_error, cooldown.target),
     first_failure_ms: cooldown.first_failure_ms,
     last_failure_ms: cooldown.last_failure_ms,
     last_task_id: cooldown.last_task_id,
@@ -82,7 +87,12 @@ export function cooldownView(
  * The API's view of a cooldown policy, run by master `masterId`, which runs `runs`: a policy for
  * `all` kinds lists those.
  */
-export function policyView(policy: CooldownPolicy, masterId: string, runs: readonly TaskKind[]): PolicyView {
+export function policyView(
+  policy: CooldownPolicy,
+  masterId: string,
+  runs: readonly TaskKind[],
+  windows: readonly WindowInput[] = [],
+): PolicyView {
   return {
     threshold: policy.afterFailures,
     base_secs: policy.baseSecs,
@@ -92,6 +102,43 @@ export function policyView(policy: CooldownPolicy, masterId: string, runs: reado
     guard_percent: policy.maxPercent,
     count_infrastructure_failures: policy.countInfrastructure,
     master_id: masterId,
+    ...(windows.length > 0
+      ? {
+          windows: windows.map((w) => ({
+            kind: w.kind,
+            spec: w.spec,
+            tz: w.tz,
+            open: w.open,
+            next_change: w.next_change_ms === null ? null : iso(w.next_change_ms),
+          })),
+        }
+      : {}),
+  };
+}
+
+/** A maintenance window as the scheduler reports it (`next_change_ms`: epoch ms, or null). */
+export interface WindowInput {
+  readonly kind: TaskKind;
+  readonly spec: string;
+  readonly tz: string;
+  readonly open: boolean;
+  readonly next_change_ms: number | null;
+}
+
+/** The API's view of the fleet's slot time at `nowMs` (see `fleetCapacity` in core). */
+export function capacityBody(kinds: readonly KindCapacity[], nowMs: number): CapacityBody {
+  return {
+    window_secs: CAPACITY_HOUR_MS / 1000,
+    at: iso(nowMs),
+    kinds: kinds.map((k) => ({
+      kind: k.kind,
+      slots: k.slots,
+      busy_seconds: { ...k.busy_seconds },
+      failed_share: k.failed_share,
+      tasks: k.tasks,
+      failed_tasks: k.failed_tasks,
+      top: k.top.map((s) => ({ ...s })),
+    })),
   };
 }
 

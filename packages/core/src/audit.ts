@@ -30,6 +30,7 @@ export const AuditFilterSchema = z
     kind: TaskKindSchema.optional().describe('The kind the bulk action was narrowed to'),
     state: z.string().max(64).optional().describe('The state filter (absent: every state)'),
     q: z.string().max(512).optional().describe('The search text'),
+    cause: z.string().max(64).optional().describe('The failure cause'),
   })
   .loose()
   .describe("A bulk action's filter");

@@ -214,4 +214,29 @@ describe('sanitizeError', () => {
     expect(sanitizeError('store-1\u202e1-erots')).toBe('store-11-erots');
     expect(sanitizeError('failed \u001b]8;;http://evil.example/ link text')).toBe('failed');
   });
+
+  // The output pinned case by case, so that it cannot follow a runtime's own function: Node 24
+  // changed util.stripVTControlCharacters, and masters on two Node lines stored one error as two texts.
+  it.each([
+    ['boom\u001b[2J\u0007!', 'boom!'],
+    ['\u001b[31mred\u001b[0m text', 'red text'],
+    ['\u001b[1;31;42mbold\u001b[m', 'bold'],
+    ['\u009b31mC1 CSI\u009b0m', 'C1 CSI'],
+    ['\u001b]0;title\u0007after BEL', 'after BEL'],
+    ['\u001b]8;;http://x.example/\u001b\\link\u001b]8;;\u001b\\ after ST', 'link after ST'],
+    ['\u001bP1$r0m\u001b\\DCS gone', 'DCS gone'],
+    ['\u0090DCS C1\u009cafter', 'after'],
+    ['\u001b]0;unterminated title', ''],
+    ['tab\there\nnewline\r\nCRLF', 'tab here newline CRLF'],
+    ['bell\u0007inside', 'bell inside'],
+    ['store-1\u202e1-erots', 'store-11-erots'],
+    ['a\u2066isolate\u2069b\u200fmark', 'aisolatebmark'],
+    ['del\u007fchar and \u0085 NEL', 'del char and NEL'],
+    ['  spaced   out  ', 'spaced out'],
+    ['\u001b[?25l\u001b[Hcursor', 'cursor'],
+    ['\u001b(Bcharset', 'charset'],
+    ['\u001b7save\u001b8restore', 'aveestore'],
+  ])('gives one text on every Node line: %j becomes %j', (input, output) => {
+    expect(sanitizeError(input)).toBe(output);
+  });
 });

@@ -2,7 +2,7 @@
  * The failure-cooldown policy as pure functions: no I/O, no clock, no randomness. The store
  * reads, calls {@link nextCooldown}, and writes what it returns.
  */
-import { stripVTControlCharacters } from 'node:util';
+import ansiRegex from 'ansi-regex';
 import { type ErrorClass, type TaskCooldown, type TaskKind, carryUnknownFields } from './model.js';
 
 /** Cooldown settings (docs/ARCHITECTURE.md §2.7). */
@@ -87,6 +87,10 @@ const CONTROL_STRINGS =
 // C0, DEL and C1 controls: whatever survives escape-sequence stripping must not reach a terminal.
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/g;
+// Escape sequences (CSI and the like), with the pattern Node 20's util.stripVTControlCharacters
+// used. Pinned as a dependency rather than taken from the runtime: Node 24 changed that function,
+// so one worker error would be stored as two texts (and two causes) by masters on two Node lines.
+const ESCAPE_SEQUENCES = ansiRegex();
 // Bidirectional overrides and isolates reorder what follows them on screen ("Trojan Source").
 const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
@@ -96,7 +100,9 @@ const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
  * draw.
  */
 export function sanitizeError(message: string, max = LAST_ERROR_MAX): string {
-  const clean = stripVTControlCharacters(message.replace(CONTROL_STRINGS, ''))
+  const clean = message
+    .replace(CONTROL_STRINGS, '')
+    .replace(ESCAPE_SEQUENCES, '')
     .replace(CONTROL_CHARS, ' ')
     .replace(BIDI_CONTROLS, '')
     .replace(/ {2,}/g, ' ')

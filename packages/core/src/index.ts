@@ -113,6 +113,31 @@ export {
   wouldCool,
 } from './cooldown-policy.js';
 export {
+  CAPACITY_BUCKET_MS,
+  CAPACITY_HOUR_MS,
+  CAPACITY_TOP,
+  CapacityLedger,
+  type CapacityRecord,
+  CapacityRecordSchema,
+  type KindCapacity,
+  type StoreUse,
+  fleetCapacity,
+} from './capacity.js';
+export { CapacityStore, type CapacityStoreContext } from './store/capacity-store.js';
+export { failureCause, normaliseError } from './cause.js';
+export {
+  type DailyRange,
+  type MaintenanceWindow,
+  type WindowState,
+  type WindowsParse,
+  isTimeZone,
+  isWindowOpen,
+  localMinute,
+  openKinds,
+  parseTaskWindows,
+  windowState,
+} from './maintenance-window.js';
+export {
   TIMELINE_EVENT_TYPES,
   type TimelineEntry,
   type TimelineEvent,

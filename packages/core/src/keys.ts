@@ -122,6 +122,14 @@ export interface Keys {
   sweep(name: string): string;
   /** `P/cluster`: the fleet-wide feature gates (docs/ARCHITECTURE.md §2.8). */
   readonly cluster: string;
+  /** `P/manual/<kind>/<id>`: present while manual task `id` is queued: the lane claimed before the queue's automatic work. */
+  manual(kind: TaskKind, id: string): string;
+  /** `P/manual/<kind>/`, or `P/manual/` for every kind. */
+  manualPrefix(kind?: TaskKind): string;
+  /** `P/capacity/<master id>`: a master's slot time over its last hour (docs/ARCHITECTURE.md §3.5); no lease. */
+  capacity(masterId: string): string;
+  /** `P/capacity/`. */
+  readonly capacityPrefix: string;
 }
 
 /** `base`, narrowed to one kind and then to one of its targets, when given. */
@@ -170,5 +178,9 @@ export function keysFor(prefix = DEFAULT_PREFIX): Keys {
     lock: (name) => `${p}/locks/${name}`,
     sweep: (name) => `${p}/sweeps/${name}`,
     cluster: `${p}/cluster`,
+    manual: (kind, id) => `${p}/manual/${kind}/${id}`,
+    manualPrefix: (kind) => (kind ? `${p}/manual/${kind}/` : `${p}/manual/`),
+    capacity: (masterId) => `${p}/capacity/${masterId}`,
+    capacityPrefix: `${p}/capacity/`,
   };
 }

@@ -252,6 +252,12 @@ export const MasterInfoSchema = z
       .describe(
         'The cluster features the master understands (docs/ARCHITECTURE.md §2.8): none switches on before every live master lists it; absent from a master that predates them',
       ),
+    windows: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'The maintenance windows the master keeps (`TASK_WINDOWS` in `TASK_WINDOWS_TZ`), each `<kind>=<ranges>@<zone>`, sorted; absent when it keeps none, as from a master that predates them',
+      ),
   })
   .describe("A live master's registration: it exists while the master's session lease is alive.");
 /** What a master says about itself while its session is alive. */

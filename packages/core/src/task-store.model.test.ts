@@ -40,6 +40,7 @@ import {
   TaskStore,
   seededRandom,
 } from './index.js';
+import { MANUAL_STREAK } from './store/claimer.js';
 import { type KvHarness, etcdHarness, memoryHarness } from './testing/index.js';
 
 // ------------------------------------------------------------------------------ configuration
@@ -100,7 +101,7 @@ interface Model {
   /** Running task id → the claim that started it (alive or not). */
   readonly holders: Map<string, Holder>;
   claims: HeldClaim[];
-  readonly slots: { epoch: number; masterId: string }[];
+  readonly slots: { epoch: number; masterId: string; manualStreak: number }[];
   /** `kind/target` → cooldown record. */
   readonly cooldowns: Map<string, ModelCooldown>;
   nextKey: number;
@@ -123,7 +124,7 @@ const byId = (a: TaskRecord, b: TaskRecord): number => (a.id < b.id ? -1 : a.id 
 const isActive = (s: TaskState): boolean => s === 'queued' || s === 'running';
 const ORPHANED = '<orphaned>';
 
-function slotOf(m: Model, slot: number): { epoch: number; masterId: string } {
+function slotOf(m: Model, slot: number): { epoch: number; masterId: string; manualStreak: number } {
   const s = m.slots[slot];
   if (!s) throw new Error(`no slot ${slot}`);
   return s;
@@ -151,13 +152,18 @@ function activeTask(m: Model, kind: TaskKind, target: string): TaskRecord | unde
   return [...m.tasks.values()].find((t) => t.kind === kind && t.target === target && isActive(t.state));
 }
 
-/** The oldest queued task (ids order = enqueue order) of the kinds whose target is not locked. */
-function nextClaimable(m: Model, kinds: readonly TaskKind[]): TaskRecord | undefined {
+/**
+ * The task a claim takes among the queued tasks of the kinds whose target is not locked: the
+ * oldest manual one (ids order = enqueue order), else the oldest; after MANUAL_STREAK manual claims
+ * in a row by the slot's store, the oldest of any source.
+ */
+function nextClaimable(m: Model, kinds: readonly TaskKind[], streak: number): TaskRecord | undefined {
   const locked = lockedTargets(m);
-  return [...m.tasks.values()]
-    .filter((t) => t.state === 'queued' && kinds.includes(t.kind))
-    .sort(byId)
-    .find((t) => !locked.has(t.target));
+  const claimable = [...m.tasks.values()]
+    .filter((t) => t.state === 'queued' && kinds.includes(t.kind) && !locked.has(t.target))
+    .sort(byId);
+  const manual = streak < MANUAL_STREAK ? claimable.find((t) => t.source === 'manual') : undefined;
+  return manual ?? claimable[0];
 }
 
 /** Running tasks without a live claim, in id order, requeued in place or failed past MAX_ATTEMPTS. */
@@ -317,13 +323,14 @@ class ClaimNext implements Cmd {
   }
   async run(m: Model, r: Real): Promise<void> {
     const store = storeOf(r, this.slot);
-    const want = nextClaimable(m, this.kinds);
+    const slot = slotOf(m, this.slot);
+    const want = nextClaimable(m, this.kinds, slot.manualStreak);
     const claim = await store.claimNext(this.kinds);
     if (!want) {
       expect(claim).toBeUndefined();
       return;
     }
-    const slot = slotOf(m, this.slot);
+    slot.manualStreak = want.source === 'manual' ? slot.manualStreak + 1 : 0;
     const running: TaskRecord = {
       ...want,
       state: 'running',
@@ -481,6 +488,8 @@ class Restart implements Cmd {
     const slot = slotOf(m, this.slot);
     slot.epoch++;
     slot.masterId = `master-${this.slot}-${slot.epoch}`;
+    // A new store: its claimer starts without a streak.
+    slot.manualStreak = 0;
     const want = recoverInModel(m);
     const store = await openStore(r, this.slot, slot.masterId, slot.epoch);
     r.stores[this.slot] = store;
@@ -724,7 +733,7 @@ async function runOnce(
     };
     for (let slot = 0; slot < SLOTS; slot++) {
       const masterId = `master-${slot}-0`;
-      model.slots.push({ epoch: 0, masterId });
+      model.slots.push({ epoch: 0, masterId, manualStreak: 0 });
       real.stores.push(await openStore(real, slot, masterId, 0));
     }
     await asyncModelRun(() => Promise.resolve({ model, real }), cmds);

@@ -98,12 +98,17 @@ export class TaskStore {
 
   /** Revokes the session: claims still held are recovered by peers at once. */
   async close(): Promise<void> {
+    await this.#parts.lane.close();
     await this.session.close();
   }
 
+  /** Keeps a watch-fed mirror of the manual lane from now on, so that claims read none (close() stops it). */
+  followManualLane(): void {
+    this.#parts.lane.follow();
+  }
+
   /**
-   * Queues a task. A task without dependencies dedupes against an active (queued or running) task of the same kind and
-   * target and returns it with `created: false`. Never gated by cooldown.
+   * Queues a task; one without dependencies dedupes against an active task of its kind and target (`created: false`).
    */
   enqueue(kind: TaskKind, target: string, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     return this.#parts.lifecycle.enqueue(kind, target, options);
@@ -125,10 +130,10 @@ export class TaskStore {
   }
 
   /**
-   * Claims the oldest runnable task of the given kinds, or returns undefined. Every kind takes the per-target lock, so
-   * at most one task per store runs at a time. A task whose dependency failed or vanished is failed here; one whose
-   * dependency is still active is skipped. Under contention the order loosens to FIFO within the oldest few (up to 32)
-   * candidates. With `holdParked`, an automatic task of a parked pair is held instead ({@link ClaimOptions}).
+   * Claims the next runnable task of the given kinds (queued manual tasks first, then the oldest), or returns undefined.
+   * One task per store runs at a time (the per-target lock). A task whose dependency failed or vanished is failed here;
+   * one whose dependency is still active is skipped. Under contention the order loosens to FIFO within the oldest few
+   * (up to 32) candidates. See {@link ClaimOptions} for parks that hold tasks and kinds outside their windows.
    */
   claimNext(kinds: readonly TaskKind[], options?: ClaimOptions): Promise<Claim | undefined> {
     return this.#parts.claimer.claimNext(kinds, options);
@@ -140,9 +145,8 @@ export class TaskStore {
   }
 
   /**
-   * Hands this store the changes a watch on `keys.queuePrefix()` reported, so that claims take their candidates from a
-   * mirror of each queue's head instead of reading a page of the queue per claim. Only used between {@link
-   * TaskStore.setQueueFeed}(true) and (false): without a live feed, every claim reads the queue.
+   * Hands this store what a watch on `keys.queuePrefix()` reported, so that claims take their candidates from a mirror of
+   * each queue's head: only between {@link TaskStore.setQueueFeed}(true) and (false); without it, claims read the queue.
    */
   observeQueue(events: readonly WatchEvent[]): void {
     this.#parts.queue.apply(events);
@@ -166,18 +170,14 @@ export class TaskStore {
   }
 
   /**
-   * Requeues running tasks whose claim is gone (their master died or was cut off), keeping id and `enqueued_at` so they
-   * keep their FIFO position. A task orphaned more than `maxAttempts` times is failed instead (`infrastructure`), so a
-   * task that kills masters cannot loop forever.
+   * Requeues running tasks whose claim is gone (their master died or was cut off) in their FIFO position (id and
+   * `enqueued_at` kept); one orphaned more than `maxAttempts` times is failed instead (`infrastructure`).
    */
   recoverOrphaned(): Promise<RecoveryResult> {
     return recoverOrphaned(this.#parts);
   }
 
-  /**
-   * Deletes terminal tasks beyond the newest `historyLimit` or older than the history TTL. Never touches active tasks
-   * or a terminal task that an active task depends on.
-   */
+  /** Deletes terminal tasks beyond `historyLimit` or the history TTL, never one an active task depends on. */
   pruneHistory(): Promise<number> {
     return this.#parts.history.pruneHistory();
   }

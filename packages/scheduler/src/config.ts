@@ -1,4 +1,4 @@
-import type { CooldownPolicy, TaskKind } from '@maintd/core';
+import type { CooldownPolicy, MaintenanceWindow, TaskKind } from '@maintd/core';
 import type { EtcdConfig, LogFormat, LogLevel } from '@maintd/settings';
 
 /** One kind's sweep settings. */
@@ -70,6 +70,12 @@ export interface Config {
   };
   /** TASK_COOLDOWN_*: the failure-cooldown policy. */
   readonly cooldown: CooldownPolicy;
+  /** TASK_WINDOWS in TASK_WINDOWS_TZ (default UTC): when each kind's automatic work may start (docs/ARCHITECTURE.md §3.2). */
+  readonly windows: {
+    readonly tz: string;
+    /** One per kind that has a window; a kind without one may run at any time. */
+    readonly list: readonly MaintenanceWindow[];
+  };
   /** SHUTDOWN_GRACE_SECS, default 30: how long running tasks may finish on SIGTERM. */
   readonly shutdownGraceSecs: number;
   /** LOG_LEVEL, default info. */

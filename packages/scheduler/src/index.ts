@@ -11,6 +11,7 @@ export { poolSizes } from './scheduler/pools.js';
 export type { SchedulerDeps } from './scheduler/context.js';
 export type { ScanSummary } from './scheduler/stats-scan.js';
 export type { SweepSummary } from './scheduler/sweep.js';
+export type { WindowView } from './scheduler/windows.js';
 export type { WorkerStatus } from './scheduler/worker-status.js';
 export {
   type LoadConfigInput,

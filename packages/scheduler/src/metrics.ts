@@ -17,6 +17,10 @@ export interface Metrics {
   readonly queueDepth: Gauge<'kind'>;
   readonly tasks: Counter<'kind' | 'result'>;
   readonly taskDuration: Histogram<'kind'>;
+  /** Slot seconds of the tasks this master finished, by kind and result: where its capacity went. */
+  readonly busySeconds: Counter<'kind' | 'result'>;
+  /** 1 while a kind's automatic work may start (no window, or inside it), 0 outside its window. */
+  readonly windowOpen: Gauge<'kind'>;
   readonly cooldowns: Counter<'kind'>;
   readonly cooldownCleared: Counter<'kind' | 'reason'>;
   readonly guardOverflow: Counter<'kind'>;
@@ -77,6 +81,18 @@ export function createMetrics(
       buckets: JOB_BUCKETS,
       registers,
     }),
+    busySeconds: new Counter({
+      name: 'master_task_busy_seconds_total',
+      help: 'Slot seconds (claim to finish) of the tasks this master finished, by kind and result (success, failed): the share of failed is capacity spent on failing work.',
+      labelNames: ['kind', 'result'],
+      registers,
+    }),
+    windowOpen: new Gauge({
+      name: 'master_task_window_open',
+      help: "1 while a kind's automatic work may start (it has no maintenance window, or is inside it), 0 outside its window (TASK_WINDOWS).",
+      labelNames: ['kind'],
+      registers,
+    }),
     cooldowns: new Counter({
       name: 'master_task_cooldowns_total',
       help: 'Failures that left a target in a cooldown window (each new window counts), by kind.',
@@ -97,7 +113,7 @@ export function createMetrics(
     }),
     sweepSkipped: new Counter({
       name: 'master_sweep_skipped_total',
-      help: 'Over-threshold stores a sweep did not enqueue, by kind and reason (parked, cooldown, active).',
+      help: 'Over-threshold stores a sweep did not enqueue, by kind and reason (parked, cooldown, active, window).',
       labelNames: ['kind', 'reason'],
       registers,
     }),
@@ -153,7 +169,11 @@ export function createMetrics(
     m.cooldowns.inc({ kind }, 0);
     m.guardOverflow.inc({ kind }, 0);
     m.parked.set({ kind }, 0);
-    for (const result of ['success', 'failed']) m.tasks.inc({ kind, result }, 0);
+    m.windowOpen.set({ kind }, 1);
+    for (const result of ['success', 'failed']) {
+      m.tasks.inc({ kind, result }, 0);
+      m.busySeconds.inc({ kind, result }, 0);
+    }
   }
   return m;
 }

@@ -1,7 +1,17 @@
-import { type Claim, type ClaimOptions, type ClusterRecord, type TaskKind, featureInUse } from '@maintd/core';
+import {
+  CapacityLedger,
+  CapacityStore,
+  type Claim,
+  type ClaimOptions,
+  type ClusterRecord,
+  type KindCapacity,
+  type TaskKind,
+  featureInUse,
+} from '@maintd/core';
 import { setMaxListeners } from 'node:events';
 import { HELD_TASKS, featureNames } from './features/index.js';
 import { kindNames, kindSpec } from './kinds/index.js';
+import { capacityLoop, capacityNow } from './scheduler/capacity.js';
 import { clusterLoop } from './scheduler/cluster-check.js';
 import { kindObservers } from './scheduler/kind-metrics.js';
 import { type LoopContext, type SchedulerDeps, featuresOf, loopContext, registryOf } from './scheduler/context.js';
@@ -15,6 +25,7 @@ import { type SweepSummary, statsExistGate, sweepOnce } from './scheduler/sweep.
 import { runTask } from './scheduler/task-run.js';
 import { timelinePruneJob } from './scheduler/timeline-prune.js';
 import { auditPruneJob } from './scheduler/audit-prune.js';
+import { type WindowView, automaticMayStart, windowLoop, windowSignature, windowViews } from './scheduler/windows.js';
 import { type WorkerStatus, workerStatus } from './scheduler/worker-status.js';
 import { createStoreOutageLog } from './store-outage.js';
 
@@ -38,19 +49,31 @@ export class Scheduler {
   #started = false;
   /** The cluster record as the last cluster check read it. */
   #cluster: ClusterRecord | undefined;
+  /** Slot time of the tasks this master finished over the last hour (docs/ARCHITECTURE.md §3.5). */
+  readonly #capacity = new CapacityLedger();
+  readonly #capacityRecords: CapacityStore;
 
   constructor(deps: SchedulerDeps) {
     this.#d = deps;
     this.#ctx = loopContext(deps, this.#stop.signal, createStoreOutageLog(deps.logger, deps.clock));
+    const { kv, store, clock } = deps;
+    this.#capacityRecords = new CapacityStore({ kv, keys: store.keys, masterId: store.masterId, clock });
     // Every in-flight worker call listens on these (a scan asks every worker at once): the
     // default cap of 10 listeners would warn on any fleet of ten workers.
     setMaxListeners(1000, this.#stop.signal, this.#abandon.signal);
     // A kind's own metrics are registered now, so that a scrape shows them before its first run.
     const observers = kindObservers(deps.metrics.registry, registryOf(deps));
     const run = (claim: Claim): Promise<void> =>
-      runTask(deps, this.#abandon.signal, claim, observers.get(claim.task.kind));
+      runTask(deps, this.#abandon.signal, claim, observers.get(claim.task.kind), this.#capacity);
     // Until every live master can read a held task, a park does not hold: as the release before.
-    const claimOptions = (): ClaimOptions => ({ holdParked: this.featureInUse(HELD_TASKS) });
+    // A kind outside its maintenance window has only its manual tasks claimed.
+    const windowed = deps.config.windows.list.length > 0;
+    const claimOptions = (): ClaimOptions => ({
+      holdParked: this.featureInUse(HELD_TASKS),
+      ...(windowed
+        ? { automaticKinds: this.kinds.filter((k) => automaticMayStart(deps.config, k, deps.clock.now())) }
+        : {}),
+    });
     this.#pools = planPools(deps.config.pools, registryOf(deps)).map(
       (plan) => new Pool(plan, this.#ctx, run, claimOptions),
     );
@@ -67,6 +90,8 @@ export class Scheduler {
   start(): void {
     if (this.#started) return;
     this.#started = true;
+    // Claims then find operators' runs in a mirror of the manual lane, with no read each.
+    this.#d.store.followManualLane();
     const { intervals, sweeps } = this.#d.config;
     const jobs: PeriodicJob[] = [
       { name: SCAN_JOB, intervalSecs: intervals.statsScanSecs, run: () => this.scanOnce() },
@@ -98,6 +123,8 @@ export class Scheduler {
       }),
       recoveryLoop(this.#ctx, () => this.#wakeAll()),
       queueDepthLoop(this.#ctx),
+      capacityLoop(this.#ctx, this.#capacity, this.#capacityRecords),
+      windowLoop(this.#ctx, () => this.#wakeAll()),
       ...this.#pools.map((p) => this.#claimLoop(p)),
     );
     void this.#queueWatch.run();
@@ -168,6 +195,24 @@ export class Scheduler {
    */
   featureInUse(name: string): boolean {
     return Object.hasOwn(featuresOf(this.#d), name) && featureInUse(this.#cluster, name, this.#d.clock.now());
+  }
+
+  /**
+   * The fleet's slot time over the last hour by kind, outcome and store (`GET /api/v1/capacity`):
+   * every master's record, this master's own from memory.
+   */
+  capacity(): Promise<KindCapacity[]> {
+    return capacityNow(this.#d, this.#capacity, this.#capacityRecords);
+  }
+
+  /** This master's maintenance windows as they stand now (`GET /api/v1/scheduler/policy`). */
+  windows(): WindowView[] {
+    return windowViews(this.#d.config, this.#d.clock.now());
+  }
+
+  /** This master's windows as its registration names them (`kind=spec@tz`), for peers to compare. */
+  windowSignature(): string[] {
+    return windowSignature(this.#d.config);
   }
 
   /** Pool sizes, for the master's registration. */

@@ -13,6 +13,8 @@ import {
   DEFAULT_STORE_OPTIONS,
   MIN_SESSION_TTL_SECS,
   type TaskKind,
+  isTimeZone,
+  parseTaskWindows,
 } from '@maintd/core';
 import {
   type LoadResult as SettingsLoadResult,
@@ -54,6 +56,27 @@ const taskKinds: ValueType<readonly TaskKind[] | 'all'> = {
     // Schema order, not input order, so equal settings compare and print equal.
     return KIND_NAMES.filter((k) => items.includes(k));
   }),
+};
+
+/** TASK_WINDOWS: checked here for its form and kinds; its ranges are read in TASK_WINDOWS_TZ by {@link toConfig}. */
+const taskWindows: ValueType<string> = {
+  placeholder: 'kind=HH:MM-HH:MM[;…],…',
+  schema: z.string().transform((raw, ctx) => {
+    const parsed = parseTaskWindows(raw, 'UTC');
+    if (!parsed.ok) return fail(ctx, parsed.error);
+    const unknown = parsed.windows.find((w) => !KIND_NAMES.includes(w.kind));
+    if (unknown) return fail(ctx, `expected kinds among ${KIND_NAMES.join(', ')}`, { got: unknown.kind });
+    return raw;
+  }),
+};
+
+const timeZone: ValueType<string> = {
+  placeholder: 'zone',
+  schema: z
+    .string()
+    .transform((raw, ctx) =>
+      isTimeZone(raw) ? raw : fail(ctx, 'expected an IANA time zone such as UTC or Europe/Berlin', { got: raw }),
+    ),
 };
 
 // ---- the schema --------------------------------------------------------------------------------
@@ -171,6 +194,14 @@ export const schedulerSettings = {
   }),
   TASK_COOLDOWN_COUNT_INFRA: setting(bool, String(DEFAULT_COOLDOWN_POLICY.countInfrastructure), {
     description: 'Count infrastructure failures (no worker answered) toward cooldowns, not only store failures.',
+  }),
+  TASK_WINDOWS: setting(taskWindows, '', {
+    description:
+      "When each kind's automatic work may start, in TASK_WINDOWS_TZ: e.g. compact=22:00-05:00,index_id=22:00-05:00;12:00-13:00. Outside it the kind's sweeps enqueue nothing and its queued automatic tasks wait; running tasks finish and manual runs are never held. A kind left out may run at any time.",
+  }),
+  TASK_WINDOWS_TZ: setting(timeZone, 'UTC', {
+    description:
+      'The IANA time zone of TASK_WINDOWS (e.g. Europe/Berlin), whose daylight saving time the windows follow.',
   }),
   SHUTDOWN_GRACE_SECS: setting(timerSecs(0), '30', {
     description: 'How long running tasks may finish after SIGTERM/SIGINT before the session is released.',
@@ -311,6 +342,13 @@ function poolConfigs(s: Resolved): Config['pools']['own'] {
   return out;
 }
 
+/** TASK_WINDOWS read in TASK_WINDOWS_TZ; both were checked by their own value types. */
+function windowsOf(s: Resolved): Config['windows'] {
+  const parsed = parseTaskWindows(s.TASK_WINDOWS, s.TASK_WINDOWS_TZ);
+  if (!parsed.ok) throw new Error(`TASK_WINDOWS passed its check but not its parse: ${parsed.error}`);
+  return { tz: s.TASK_WINDOWS_TZ, list: parsed.windows };
+}
+
 /** The scheduler's {@link Config} of its resolved settings (a superset, such as the master's, will do). */
 export function schedulerConfig(s: Resolved): Config {
   const cooldown: CooldownPolicy = {
@@ -345,6 +383,7 @@ export function schedulerConfig(s: Resolved): Config {
     },
     audit: { limit: s.AUDIT_LIMIT, ttlSecs: s.AUDIT_TTL_SECS },
     cooldown,
+    windows: windowsOf(s),
     shutdownGraceSecs: s.SHUTDOWN_GRACE_SECS,
     logLevel: s.LOG_LEVEL,
     logFormat: s.LOG_FORMAT,

@@ -2,6 +2,7 @@ import type { Clock, Kv, MasterInfo, Random, SessionEvent, TaskStoreOptions } fr
 import type { Config } from './config.js';
 import { type FeatureRegistry, featureNames } from './features/index.js';
 import { type KindRegistry, kindNames } from './kinds/index.js';
+import { windowSignature } from './scheduler/windows.js';
 
 /**
  * TaskStore options from the master's config: one mapping for `main.ts` and the tests alike. The
@@ -15,7 +16,7 @@ export function storeOptions(
     readonly kv: Kv;
     readonly clock: Clock;
     /** The registration's fields; its `kinds` are the registry's. */
-    readonly info: Omit<MasterInfo, 'id' | 'kinds' | 'features'>;
+    readonly info: Omit<MasterInfo, 'id' | 'kinds' | 'features' | 'windows'>;
     /** The kinds this master runs; default the shipped registry. */
     readonly kinds?: KindRegistry;
     /** The cluster features this master understands; default the shipped registry. */
@@ -39,7 +40,13 @@ export function storeOptions(
     auditLimit: config.audit.limit,
     auditTtlSecs: config.audit.ttlSecs,
     cooldown: config.cooldown,
-    info: { ...deps.info, kinds: [...kindNames(deps.kinds)], features: [...featureNames(deps.features)] },
+    info: {
+      ...deps.info,
+      kinds: [...kindNames(deps.kinds)],
+      features: [...featureNames(deps.features)],
+      // Peers compare them (GET /api/v1/masters); a master without windows writes none, as before.
+      ...(config.windows.list.length > 0 ? { windows: windowSignature(config) } : {}),
+    },
     ...(deps.onSessionEvent ? { onSessionEvent: deps.onSessionEvent } : {}),
   };
 }

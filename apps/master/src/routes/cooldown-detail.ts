@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { type Clock, type CooldownPolicy, type TaskKind, type TaskStore, appliesTo, timelineView } from '@maintd/core';
-import { cooldownDetailRoute, cooldownView, policyView, timelineEventView } from '@maintd/api';
+import { type WindowInput, cooldownDetailRoute, cooldownView, policyView, timelineEventView } from '@maintd/api';
 import type { AppEnv } from '../http/context.js';
 import { createRouter } from '../http/router.js';
 
@@ -12,6 +12,8 @@ export interface CooldownDetailDeps {
   readonly policy: CooldownPolicy;
   /** The kinds this master runs (a policy for `all` kinds lists them). */
   readonly runs: readonly TaskKind[];
+  /** This master's maintenance windows as they stand now. */
+  readonly windows: () => readonly WindowInput[];
 }
 
 /**
@@ -21,8 +23,7 @@ export interface CooldownDetailDeps {
  * index.
  */
 export function cooldownDetailRoutes(deps: CooldownDetailDeps): OpenAPIHono<AppEnv> {
-  const { store, clock, policy, runs } = deps;
-  const policyBody = policyView(policy, store.masterId, runs);
+  const { store, clock, policy, runs, windows } = deps;
   return createRouter().openapi(cooldownDetailRoute, async (c) => {
     const { kind, target } = c.req.valid('param');
     const { limit } = c.req.valid('query');
@@ -40,7 +41,7 @@ export function cooldownDetailRoutes(deps: CooldownDetailDeps): OpenAPIHono<AppE
         kind,
         target,
         entry: cooldownView(cooldown, park, now, policy),
-        policy: policyBody,
+        policy: policyView(policy, store.masterId, runs, windows()),
         applies: appliesTo(policy, kind),
         timeline: timelineView(events, now).map(timelineEventView),
       },

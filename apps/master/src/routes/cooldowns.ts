@@ -89,14 +89,21 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
     filter: CooldownSelection,
   ): Promise<{ matches: SelectedEntry[]; logged: Record<string, unknown> }> => {
     const matches = (await index(filter.kind)).select(filter, clock.now());
-    const logged = { kind: filter.kind ?? 'all', state: filter.state ?? 'any', q: filter.q, count: matches.length };
+    const logged = {
+      kind: filter.kind ?? 'all',
+      state: filter.state ?? 'any',
+      q: filter.q,
+      cause: filter.cause,
+      count: matches.length,
+    };
     return { matches, logged };
   };
   /** A bulk action's filter as its audit entry keeps it: the parameters given, no others. */
-  const auditFilter = (filter: CooldownSelection): { kind?: string; state?: string; q?: string } => ({
+  const auditFilter = (filter: CooldownSelection): { kind?: string; state?: string; q?: string; cause?: string } => ({
     ...(filter.kind !== undefined ? { kind: filter.kind } : {}),
     ...(filter.state !== undefined ? { state: filter.state } : {}),
     ...(filter.q !== undefined ? { q: filter.q } : {}),
+    ...(filter.cause !== undefined ? { cause: filter.cause } : {}),
   });
 
   return createRouter()
@@ -112,13 +119,13 @@ export function cooldownRoutes(deps: CooldownRoutesDeps): OpenAPIHono<AppEnv> {
         ] as const) {
           if (value !== undefined) throw new ValidationError(`invalid ${field}: needs limit (a paged list)`, { field });
         }
-        return sendJson(c, (await index(q.kind)).listBody(q.kind, q.all ?? false, clock.now(), q.q), 200);
+        return sendJson(c, (await index(q.kind)).listBody(q.kind, q.all ?? false, clock.now(), q.q, q.cause), 200);
       }
       if (q.all !== undefined) {
         throw new ValidationError('invalid all: a paged list filters with state instead', { field: 'all' });
       }
       const page = (await index(q.kind)).page(
-        { limit: q.limit, cursor: q.cursor, kind: q.kind, state: q.state, sort: q.sort, q: q.q },
+        { limit: q.limit, cursor: q.cursor, kind: q.kind, state: q.state, sort: q.sort, q: q.q, cause: q.cause },
         clock.now(),
       );
       return sendJson(

@@ -1,11 +1,18 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { CooldownPolicy, TaskKind } from '@maintd/core';
-import { policyRoute, policyView } from '@maintd/api';
+import { type WindowInput, policyRoute, policyView } from '@maintd/api';
 import type { AppEnv } from '../http/context.js';
 import { createRouter } from '../http/router.js';
 
-/** `/api/v1/scheduler/policy`: the cooldown policy this master runs, fixed for its lifetime. */
-export function policyRoutes(policy: CooldownPolicy, masterId: string, runs: readonly TaskKind[]): OpenAPIHono<AppEnv> {
-  const view = policyView(policy, masterId, runs);
-  return createRouter().openapi(policyRoute, (c) => c.json(view, 200));
+/**
+ * `/api/v1/scheduler/policy`: the cooldown policy this master runs, fixed for its lifetime, and
+ * its maintenance windows as they stand at the request.
+ */
+export function policyRoutes(
+  policy: CooldownPolicy,
+  masterId: string,
+  runs: readonly TaskKind[],
+  windows: () => readonly WindowInput[],
+): OpenAPIHono<AppEnv> {
+  return createRouter().openapi(policyRoute, (c) => c.json(policyView(policy, masterId, runs, windows()), 200));
 }

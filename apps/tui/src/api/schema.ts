@@ -124,6 +124,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/scheduler/causes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List failures grouped by cause
+     * @description Every failure record (below the threshold and lapsed included) grouped by the cause of its latest error: errors that differ only in the store's name, ids, numbers, hex, UUIDs and the variable parts of paths share a cause. The most stores first, then the most failures. Pass a `cause` to the cooldown list or to the bulk park and reset to act on its stores in one request. Served from this master's watch-maintained index. Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
+     */
+    get: operations['listCauses'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/capacity': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Where the fleet's slot time went in the last hour
+     * @description Each kind's slots and the slot seconds (claim to finish) of the tasks finished in the last hour, fleet-wide whichever master ran them, by outcome, with the share spent on failed work and the 20 stores that used the most. Each master writes what it counted every 10 s (one small record, nothing per task), and a master that stopped keeps its count until its record is an hour old: an answer is at most about 15 s stale. Like every list, it answers only after a store (etcd) round trip succeeded within the last 250 ms: once etcd has been unreachable that long it answers 503, never a cached copy.
+     */
+    get: operations['getCapacity'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/stores': {
     parameters: {
       query?: never;
@@ -427,6 +467,8 @@ export interface components {
        * @enum {string}
        */
       last_error_class?: 'target' | 'infrastructure';
+      /** @description The cause of the latest failure: a stable id of `last_error` with the store's name, ids, numbers and the variable parts of paths taken out, shared by the stores failing alike (`GET /api/v1/scheduler/causes`); absent without a failure record */
+      cause?: string;
       /** @description When the first of these consecutive failures happened, in milliseconds since the Unix epoch */
       first_failure_ms?: number;
       /** @description When the latest counted failure happened, in milliseconds since the Unix epoch */
@@ -488,6 +530,24 @@ export interface components {
       count_infrastructure_failures: boolean;
       /** @description Id of the master that answered: the policy is each master’s own setting */
       master_id: string;
+      /** @description This master's maintenance windows (`TASK_WINDOWS`), one per kind that has one; absent when it keeps none (as from a master that predates them) */
+      windows?: components['schemas']['MaintenanceWindow'][];
+    };
+    /** @description When a kind's automatic work may start: outside it the kind's sweeps enqueue nothing and its queued automatic tasks wait; running tasks finish and manual runs are never held. A kind without one may run at any time. */
+    MaintenanceWindow: {
+      /** @description The kind it bounds */
+      kind: string;
+      /** @description Its daily ranges of local time, e.g. `22:00-05:00;12:00-13:00` */
+      spec: string;
+      /** @description The IANA time zone of the ranges (`TASK_WINDOWS_TZ`) */
+      tz: string;
+      /** @description Whether the kind's automatic work may start now */
+      open: boolean;
+      /**
+       * Format: date-time
+       * @description When `open` next changes, as an ISO 8601 UTC timestamp; null when it never does
+       */
+      next_change: string | null;
     };
     /** @description One thing that happened to one kind on one store: its `type`, when, and the details that apply to it. A client shows a `type` it does not know as it is */
     TimelineEvent: {
@@ -573,6 +633,76 @@ export interface components {
       /** @description The first matches (at most 100) in the list's order, as they were before the action */
       entries: components['schemas']['Cooldown'][];
     };
+    /** @description A cause of failures and how far it reaches */
+    FailureCause: {
+      /** @description A failure's cause: a stable id of its error with the store's name, ids, numbers, hex, UUIDs and the variable parts of paths taken out */
+      cause: string;
+      /** @description The last error of one of its stores, as stored */
+      example: string;
+      /** @description The kinds failing with it, by name */
+      kinds: string[];
+      /** @description How many stores fail with it (a count), below the threshold included */
+      targets: number;
+      /** @description Their failures counted so far (a count) */
+      failures: number;
+      /**
+       * Format: date-time
+       * @description The earliest first failure among them, as an ISO 8601 UTC timestamp
+       */
+      first_failure: string;
+      /**
+       * Format: date-time
+       * @description The latest failure among them, as an ISO 8601 UTC timestamp
+       */
+      last_failure: string;
+    };
+    /** @description Where the fleet's slot time went over the last hour, whichever master ran the tasks: each master writes what it counted every 10 s, so an answer is at most about 15 s stale. */
+    Capacity: {
+      /** @description The span answered for, in seconds (3600: the last hour) */
+      window_secs: number;
+      /**
+       * Format: date-time
+       * @description When the answer was made, as an ISO 8601 UTC timestamp
+       */
+      at: string;
+      /** @description Every kind with slots or slot time, by name */
+      kinds: components['schemas']['KindCapacity'][];
+    };
+    /** @description One kind's slot time over the last hour, fleet-wide */
+    KindCapacity: {
+      /** @description The kind */
+      kind: string;
+      /** @description Slots of the live masters' pools that run the kind (a count) */
+      slots: number;
+      /** @description Slot seconds (claim to finish) of the tasks finished in the hour, by outcome */
+      busy_seconds: {
+        /** @description Slot seconds of the tasks that succeeded */
+        success: number;
+        /** @description Slot seconds of the tasks that failed */
+        failed: number;
+      };
+      /** @description Failed slot seconds over all slot seconds (0 when none): the capacity spent on failing work */
+      failed_share: number;
+      /** @description Tasks finished in the hour (a count) */
+      tasks: number;
+      /** @description Of those, the failed ones (a count) */
+      failed_tasks: number;
+      /** @description The stores that used the most slot time, at most 20, biggest first */
+      top: components['schemas']['StoreUse'][];
+    };
+    /** @description One store's slot time over the last hour */
+    StoreUse: {
+      /** @description The store */
+      target: string;
+      /** @description Slot seconds its finished tasks used */
+      busy_seconds: number;
+      /** @description Of those, the slot seconds of its failed tasks */
+      failed_seconds: number;
+      /** @description Its finished tasks (a count) */
+      tasks: number;
+      /** @description Of those, the failed ones (a count) */
+      failed_tasks: number;
+    };
     /** @description One page of stores */
     StorePage: {
       /** @description The page, by name */
@@ -604,6 +734,13 @@ export interface components {
       /** @description Live masters */
       masters: components['schemas']['MasterInfo'][];
       cluster: components['schemas']['Cluster'];
+      /** @description The live masters whose maintenance windows differ from those of the master that answered: a master without a kind's window claims the automatic work the others hold back. Absent when all agree */
+      window_disagreements?: {
+        /** @description The master */
+        id: string;
+        /** @description Its maintenance windows, `<kind>=<ranges>@<zone>`; empty when it keeps none */
+        windows: string[];
+      }[];
     };
     /** @description A live master's registration: it exists while the master's session lease is alive. */
     MasterInfo: {
@@ -625,6 +762,8 @@ export interface components {
       kinds?: string[];
       /** @description The cluster features the master understands (docs/ARCHITECTURE.md §2.8): none switches on before every live master lists it; absent from a master that predates them */
       features?: string[];
+      /** @description The maintenance windows the master keeps (`TASK_WINDOWS` in `TASK_WINDOWS_TZ`), each `<kind>=<ranges>@<zone>`, sorted; absent when it keeps none, as from a master that predates them */
+      windows?: string[];
     };
     /** @description What the live masters agree to write: a feature is switched on only once every live master understands it, and never switched off */
     Cluster: {
@@ -709,6 +848,8 @@ export interface components {
         state?: string;
         /** @description The search text */
         q?: string;
+        /** @description The failure cause */
+        cause?: string;
       } & {
         [key: string]: unknown;
       };
@@ -1131,6 +1272,8 @@ export interface operations {
         sort?: 'until' | 'failures' | 'last_failure';
         /** @description Only entries whose store name or `last_error` contains this text, ignoring case (1–200 characters). A master older than this parameter ignores it on a read: check the master's version before relying on it */
         q?: string;
+        /** @description Only entries whose latest failure has this cause (`GET /api/v1/scheduler/causes`). A master older than this parameter ignores it on a read and refuses it on a mutation */
+        cause?: string;
       };
       header?: never;
       path?: never;
@@ -1189,6 +1332,8 @@ export interface operations {
         state?: 'cooling' | 'parked' | 'below' | 'lapsed' | 'any';
         /** @description Only entries whose store name or `last_error` contains this text, ignoring case (1–200 characters). A master older than this parameter ignores it on a read: check the master's version before relying on it */
         q?: string;
+        /** @description Only entries whose latest failure has this cause (`GET /api/v1/scheduler/causes`). A master older than this parameter ignores it on a read and refuses it on a mutation */
+        cause?: string;
         /** @description `true` or `1`: change nothing; answer how many entries match and the first of them. Default false */
         dry_run?: '0' | '1' | 'true' | 'false';
       };
@@ -1268,6 +1413,8 @@ export interface operations {
         state?: 'cooling' | 'parked' | 'below' | 'lapsed' | 'any';
         /** @description Only entries whose store name or `last_error` contains this text, ignoring case (1–200 characters). A master older than this parameter ignores it on a read: check the master's version before relying on it */
         q?: string;
+        /** @description Only entries whose latest failure has this cause (`GET /api/v1/scheduler/causes`). A master older than this parameter ignores it on a read and refuses it on a mutation */
+        cause?: string;
         /** @description `true` or `1`: change nothing; answer how many entries match and the first of them. Default false */
         dry_run?: '0' | '1' | 'true' | 'false';
       };
@@ -1567,6 +1714,103 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['CooldownPolicy'];
+        };
+      };
+    };
+  };
+  listCauses: {
+    parameters: {
+      query?: {
+        /** @description Only failures of this kind */
+        kind?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The causes, the most stores first */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FailureCause'][];
+        };
+      };
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getCapacity: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Slot time by kind, outcome and store */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Capacity'];
+        };
+      };
+      /** @description Invalid request; the message names the field, or the query-string parameter a token was refused in (`token`, `access_token`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token while MASTER_API_READS=token; the message names the scope needed */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The store (etcd) cannot be reached; retry later */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
         };
       };
     };

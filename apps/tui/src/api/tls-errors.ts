@@ -6,7 +6,9 @@
 export function tlsProblem(
   cause: { readonly code?: string; readonly message?: string; readonly reason?: string } | undefined,
 ): string | undefined {
-  const code = cause?.code;
+  // OpenSSL 3.2 and later (Node 22.?, 24) name an SSLv3-era alert `ssl/tls alert …`, where the
+  // OpenSSL of Node 20 says `sslv3 alert …`: one alert, two codes.
+  const code = cause?.code?.replace('ERR_SSL_SSL/TLS_ALERT_', 'ERR_SSL_SSLV3_ALERT_');
   if (code === undefined) return undefined;
   // OpenSSL's errors carry a short `reason` ("sslv3 alert handshake failure") beside a message
   // full of internals; Node's certificate checks have only the message ("self-signed certificate").

@@ -95,4 +95,17 @@ describe('tlsProblem', () => {
     expect(tlsProblem({ code: 'ECONNREFUSED' })).toBeUndefined();
     expect(tlsProblem(undefined)).toBeUndefined();
   });
+
+  it("names --cert and --key for a refused handshake under Node 24's OpenSSL too, which says ssl/tls where Node 20's said sslv3", () => {
+    expect(
+      tlsProblem({
+        code: 'ERR_SSL_SSL/TLS_ALERT_HANDSHAKE_FAILURE',
+        message: '40F7:error:0A000410:SSL routines:ssl3_read_bytes:ssl/tls alert handshake failure',
+        reason: 'ssl/tls alert handshake failure',
+      }),
+    ).toBe(
+      'the master refused the TLS handshake (ssl/tls alert handshake failure): it requires a client certificate signed by its MASTER_TLS_CLIENT_CA (--cert, --key)',
+    );
+    expect(tlsProblem({ code: 'ERR_SSL_SSL/TLS_ALERT_BAD_CERTIFICATE' })).toContain('(--cert, --key)');
+  });
 });

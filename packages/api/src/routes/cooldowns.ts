@@ -22,6 +22,7 @@ import {
   CooldownSortSchema,
   CooldownStateFilterSchema,
 } from '../schemas/cooldown.js';
+import { CauseId, CauseSchema } from '../schemas/causes.js';
 import { PolicySchema } from '../schemas/policy.js';
 import { BULK_SAMPLE_MAX, BulkResultSchema, CooldownDetailSchema, TIMELINE_PAGE_MAX } from '../schemas/timeline.js';
 
@@ -37,11 +38,17 @@ const Search = z
     `Only entries whose store name or \`last_error\` contains this text, ignoring case (1–${SEARCH_MAX} characters). A master older than this parameter ignores it on a read: check the master's version before relying on it`,
   );
 
+/** `cause`: only the entries whose latest failure has this cause. */
+const Cause = CauseId.describe(
+  'Only entries whose latest failure has this cause (`GET /api/v1/scheduler/causes`). A master older than this parameter ignores it on a read and refuses it on a mutation',
+);
+
 /** The filter of the bulk actions: the list's, where an absent `state` means every state. */
 const bulkFilter = {
   kind: TaskKindSchema.optional().describe('Only entries of this kind'),
   state: CooldownStateFilterSchema.optional(),
   q: Search.optional(),
+  cause: Cause.optional(),
   dry_run: Bool.optional().describe(
     '`true` or `1`: change nothing; answer how many entries match and the first of them. Default false',
   ),
@@ -77,6 +84,7 @@ export const listCooldownsRoute = createRoute({
       state: CooldownStateFilterSchema.optional(),
       sort: CooldownSortSchema.optional(),
       q: Search.optional(),
+      cause: Cause.optional(),
     }),
   },
   responses: {
@@ -252,4 +260,23 @@ export const policyRoute = createRoute({
     'The failure-cooldown settings of the master that answers (threshold, windows, jitter, kinds, fleet guard, whether infrastructure failures count). Each master answers for itself: masters that disagree are visible by asking each. Reads no store; never secret.',
   security: OPEN,
   responses: { 200: json(PolicySchema, 'The policy') },
+});
+
+export const causesRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/scheduler/causes',
+  operationId: 'listCauses',
+  tags: ['cooldowns'],
+  summary: 'List failures grouped by cause',
+  description: `Every failure record (below the threshold and lapsed included) grouped by the cause of its latest error: errors that differ only in the store's name, ids, numbers, hex, UUIDs and the variable parts of paths share a cause. The most stores first, then the most failures. Pass a \`cause\` to the cooldown list or to the bulk park and reset to act on its stores in one request. Served from this master's watch-maintained index. ${LIST_RULE}`,
+  security: OPEN,
+  request: {
+    query: z.object({
+      kind: TaskKindSchema.optional().describe('Only failures of this kind'),
+    }),
+  },
+  responses: {
+    200: json(z.array(CauseSchema), 'The causes, the most stores first'),
+    ...errors,
+  },
 });

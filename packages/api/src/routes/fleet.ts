@@ -68,6 +68,19 @@ export const mastersRoute = createRoute({
         .object({
           masters: z.array(Master).describe('Live masters'),
           cluster: ClusterSchema,
+          window_disagreements: z
+            .array(
+              z.object({
+                id: z.string().describe('The master'),
+                windows: z
+                  .array(z.string())
+                  .describe('Its maintenance windows, `<kind>=<ranges>@<zone>`; empty when it keeps none'),
+              }),
+            )
+            .optional()
+            .describe(
+              "The live masters whose maintenance windows differ from those of the master that answered: a master without a kind's window claims the automatic work the others hold back. Absent when all agree",
+            ),
         })
         .openapi('MasterList', { description: 'The live masters' }),
       'Masters',

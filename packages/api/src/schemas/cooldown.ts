@@ -88,6 +88,13 @@ export const CooldownSchema = z
       'Error message of the latest counted failure: at most 512 characters, control characters stripped; empty for a parked store with no failure record',
     ),
     last_error_class: lastErrorClass.optional(),
+    cause: z
+      .string()
+      .regex(/^[0-9a-f]{12}$/)
+      .optional()
+      .describe(
+        "The cause of the latest failure: a stable id of `last_error` with the store's name, ids, numbers and the variable parts of paths taken out, shared by the stores failing alike (`GET /api/v1/scheduler/causes`); absent without a failure record",
+      ),
     first_failure_ms: firstFailureMs.optional(),
     last_failure_ms: lastFailureMs.optional(),
     last_task_id: lastTaskId.optional(),

@@ -6,6 +6,23 @@ import { z } from '@hono/zod-openapi';
 import { TaskKindSchema } from '@maintd/core';
 import { Count } from './common.js';
 
+/** One kind's maintenance window (`TASK_WINDOWS`), as the master that answers runs it now. */
+export const WindowSchema = z
+  .object({
+    kind: TaskKindSchema.describe('The kind it bounds'),
+    spec: z.string().describe('Its daily ranges of local time, e.g. `22:00-05:00;12:00-13:00`'),
+    tz: z.string().describe('The IANA time zone of the ranges (`TASK_WINDOWS_TZ`)'),
+    open: z.boolean().describe("Whether the kind's automatic work may start now"),
+    next_change: z.iso
+      .datetime()
+      .nullable()
+      .describe('When `open` next changes, as an ISO 8601 UTC timestamp; null when it never does'),
+  })
+  .openapi('MaintenanceWindow', {
+    description:
+      "When a kind's automatic work may start: outside it the kind's sweeps enqueue nothing and its queued automatic tasks wait; running tasks finish and manual runs are never held. A kind without one may run at any time.",
+  });
+
 /** The cooldown policy a master runs, as `GET /api/v1/scheduler/policy` serves it. */
 export const PolicySchema = z
   .object({
@@ -39,6 +56,12 @@ export const PolicySchema = z
         'Whether failures where no worker answered count too (`TASK_COOLDOWN_COUNT_INFRA`); false: only errors a worker reported about the store count',
       ),
     master_id: z.string().describe('Id of the master that answered: the policy is each master’s own setting'),
+    windows: z
+      .array(WindowSchema)
+      .optional()
+      .describe(
+        "This master's maintenance windows (`TASK_WINDOWS`), one per kind that has one; absent when it keeps none (as from a master that predates them)",
+      ),
   })
   .openapi('CooldownPolicy', {
     description:

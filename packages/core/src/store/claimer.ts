@@ -1,25 +1,18 @@
 import { LeaseNotFoundError } from '../errors.js';
 import { keyAfter } from '../keys.js';
 import type { KeyValue } from '../kv/port.js';
-import {
-  type ParkRecord,
-  ParkRecordSchema,
-  type TaskKind,
-  type TaskRecord,
-  TaskRecordSchema,
-  encodeTask,
-  isParked,
-} from '../model.js';
+import { ParkRecordSchema, type TaskKind, type TaskRecord, TaskRecordSchema, encodeTask, isParked } from '../model.js';
 import { type Candidate, CandidateOrder } from './candidate-order.js';
 import { decode, decodeOrNone } from './codec.js';
 import type { StoreContext } from './context.js';
 import { dependencyVerdict, failDependent } from './dependencies.js';
 import { type CooldownRead, cooldownRead } from './cooldown-store.js';
 import type { KnownRecord, KnownRecords, LocalClaims } from './local-state.js';
+import type { ManualLane } from './manual-lane.js';
 import type { QueueMirror } from './queue-mirror.js';
 import { QueuePages } from './queue-pages.js';
 import type { QueueShares } from './queue-shares.js';
-import { heldReason } from './held.js';
+import { holdTask } from './held.js';
 import type { TimelineStore } from './timeline-store.js';
 
 /** How {@link TaskStore.claimNext} treats the automatic tasks of a parked (kind, target). */
@@ -31,7 +24,20 @@ export interface ClaimOptions {
    * without it a task queued before its park runs once, as releases before it did.
    */
   readonly holdParked?: boolean;
+  /**
+   * The kinds whose automatic tasks may start now (docs/ARCHITECTURE.md §3.2: a kind outside its
+   * maintenance window is left out); default every kind claimed. Of a kind left out, only manual
+   * tasks are claimed, from the manual lane.
+   */
+  readonly automaticKinds?: readonly TaskKind[];
 }
+
+/**
+ * Manual claims in a row after which a claimer takes automatic work first once: a steady trickle
+ * of operators' runs then still leaves one claim in five to the sweeps, and a lone manual run
+ * waits for no more than the slot it needs.
+ */
+export const MANUAL_STREAK = 4;
 
 /** Widest window of queue candidates a claimer that keeps losing races picks its next try from. */
 const CLAIM_SPREAD_MAX = 32;
@@ -78,6 +84,9 @@ export class Claimer {
   readonly #shares: QueueShares;
   readonly #pages: QueuePages;
   readonly #timeline: TimelineStore;
+  readonly #lane: ManualLane;
+  /** Manual tasks claimed in a row by this instance (see {@link MANUAL_STREAK}). */
+  #manualStreak = 0;
   /** Width of the queue window the next claim draws its first try from (1: strictly oldest). */
   #spread = 1;
 
@@ -88,9 +97,11 @@ export class Claimer {
     mirror: QueueMirror,
     shares: QueueShares,
     timeline: TimelineStore,
+    lane: ManualLane,
   ) {
     this.#ctx = ctx;
     this.#timeline = timeline;
+    this.#lane = lane;
     this.#known = known;
     this.#claims = claims;
     this.#mirror = mirror;
@@ -98,10 +109,37 @@ export class Claimer {
     this.#pages = new QueuePages(ctx, mirror, shares);
   }
 
+  /**
+   * The next task of `kinds` (see the class): a queued manual task first, oldest first, from the
+   * manual lane — except once after {@link MANUAL_STREAK} of them in a row, when automatic work
+   * goes first — then the queue's own order, for the kinds whose automatic work may start.
+   */
   async claimNext(kinds: readonly TaskKind[], options: ClaimOptions = {}): Promise<Claim | undefined> {
-    const hold = options.holdParked === true;
     const lease = this.#ctx.session.lease;
     if (!lease || kinds.length === 0) return undefined;
+    const hold = options.holdParked === true;
+    const allowed = options.automaticKinds;
+    const automatic = allowed ? kinds.filter((kind) => allowed.includes(kind)) : kinds;
+    const automaticFirst = this.#manualStreak >= MANUAL_STREAK && automatic.length > 0;
+    const claim =
+      (automaticFirst ? undefined : await this.#claimFrom(true, kinds, lease.id, hold)) ??
+      (automatic.length > 0 ? await this.#claimFrom(false, automatic, lease.id, hold) : undefined) ??
+      (automaticFirst ? await this.#claimFrom(true, kinds, lease.id, hold) : undefined);
+    if (claim) this.#manualStreak = claim.task.source === 'manual' ? this.#manualStreak + 1 : 0;
+    return claim;
+  }
+
+  /**
+   * Claims from the queues of `kinds` in their order (see the class), or from the manual lane: the
+   * same order (each master's share first) over the queued manual tasks alone, read in one page.
+   * A lane key left by a release that predates the lane is skipped here and removed by recovery.
+   */
+  async #claimFrom(
+    lane: boolean,
+    kinds: readonly TaskKind[],
+    leaseId: string,
+    hold: boolean,
+  ): Promise<Claim | undefined> {
     const k = this.#ctx.keys;
     // Target locks seen held during this call: later candidates on those targets are skipped
     // without a transaction.
@@ -117,6 +155,15 @@ export class Claimer {
     while (exhausted.size < kinds.length) {
       // One page per kind, merged by id: ids are UUIDv7, so this is FIFO across kinds.
       const pages: { readonly kind: TaskKind; readonly ids: readonly string[] }[] = [];
+      if (lane) {
+        const queued = await this.#lane.candidates(kinds);
+        for (const kind of kinds) {
+          exhausted.add(kind);
+          const ids = queued.filter((c) => c.kind === kind).map((c) => c.id);
+          if (ids.length > 0) pages.push({ kind, ids });
+        }
+        if (pages.length === 0) return undefined;
+      }
       for (const kind of kinds) {
         if (exhausted.has(kind)) continue;
         const prefix = k.queuePrefix(kind);
@@ -135,7 +182,7 @@ export class Claimer {
         this.#claims.beginAttempt(c.id);
         try {
           if (!this.#known.has(c.id) && !records.has(c.id)) await this.#readAhead(candidates, i, records, seen);
-          const claim = await this.#tryClaim(c.kind, c.id, locked, lease.id, hold, records.get(c.id));
+          const claim = await this.#tryClaim(c.kind, c.id, locked, leaseId, hold, records.get(c.id));
           if (claim === LOST) {
             // Another master took it: every loser of that race would otherwise try the next oldest
             // together and lose again, one fewer each time. Each loss widens the window the next
@@ -148,7 +195,7 @@ export class Claimer {
           }
         } catch (err) {
           if (err instanceof LeaseNotFoundError) {
-            this.#ctx.session.markLost(lease.id);
+            this.#ctx.session.markLost(leaseId);
             return undefined;
           }
           throw err;
@@ -276,6 +323,7 @@ export class Claimer {
         [
           { type: 'put', key: k.task(id), value: encodeTask(running) },
           { type: 'delete', key: k.queue(kind, id) },
+          ...(task.source === 'manual' ? [{ type: 'delete' as const, key: k.manual(kind, id) }] : []),
           { type: 'put', key: k.running(id), value: masterId },
           { type: 'put', key: k.claim(id), value: masterId, lease: leaseId },
           { type: 'put', key: lockKey, value: id, lease: leaseId },
@@ -291,6 +339,7 @@ export class Claimer {
         this.#claims.hold(id, res.revision);
         this.#known.claimed(id, res.revision);
         this.#mirror.apply([{ type: 'delete', key: k.queue(kind, id), modRevision: res.revision }]);
+        if (task.source === 'manual') this.#lane.noted(kind, id, false);
         const read = res.results.at(-1);
         return {
           task: running,
@@ -315,42 +364,14 @@ export class Claimer {
       if (!parkKey || !park || park.modRevision === parkRevision || (lock?.type === 'get' && lock.kv)) return undefined;
       const parked = decodeOrNone(ParkRecordSchema, park);
       if (parked && isParked(parked, clock.now())) {
-        await this.#hold(task, modRevision, park.modRevision, parked);
+        const at = await holdTask(this.#ctx, this.#timeline, task, modRevision, park.modRevision, parked);
+        if (at !== undefined)
+          this.#mirror.apply([{ type: 'delete', key: k.queue(task.kind, task.id), modRevision: at }]);
         return undefined;
       }
       // A lapsed (or unreadable) park gates nothing: claim, guarded on the park as just read.
       parkRevision = park.modRevision;
     }
     return undefined;
-  }
-
-  /**
-   * Holds an automatic task of a parked pair (docs/ARCHITECTURE.md §2.7): out of its queue into
-   * `P/held/`, its record saying who parked the pair and why, with a `held` event on the pair's
-   * timeline — all guarded on the record, its queue key and the park as read, so a park released
-   * meanwhile leaves the task queued for the next claim.
-   */
-  async #hold(task: TaskRecord, modRevision: number, parkRevision: number, park: ParkRecord): Promise<void> {
-    const { kv, keys: k, clock } = this.#ctx;
-    const held: TaskRecord = { ...task, state: 'held', held_at: clock.now(), held_reason: heldReason(park) };
-    const timeline = this.#timeline.ops(task.kind, task.target, [
-      { type: 'held', task_id: task.id, by: park.by, reason: park.reason },
-    ]);
-    const res = await kv.txn(
-      [
-        { key: k.task(task.id), target: 'modRevision', op: '==', value: modRevision },
-        { key: k.queue(task.kind, task.id), target: 'version', op: '>', value: 0 },
-        { key: k.parked(task.kind, task.target), target: 'modRevision', op: '==', value: parkRevision },
-      ],
-      [
-        { type: 'put', key: k.task(task.id), value: encodeTask(held) },
-        { type: 'delete', key: k.queue(task.kind, task.id) },
-        { type: 'put', key: k.held(task.kind, task.target, task.id), value: '' },
-        ...timeline.ops,
-      ],
-    );
-    if (!res.succeeded) return;
-    this.#mirror.apply([{ type: 'delete', key: k.queue(task.kind, task.id), modRevision: res.revision }]);
-    void this.#timeline.afterWrite(task.kind, task.target);
   }
 }

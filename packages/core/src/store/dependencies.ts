@@ -42,6 +42,7 @@ export async function failDependent(
     [
       { type: 'put', key: k.task(task.id), value: encodeTask(failed) },
       { type: 'delete', key: k.queue(task.kind, task.id) },
+      ...(task.source === 'manual' ? [{ type: 'delete' as const, key: k.manual(task.kind, task.id) }] : []),
     ],
   );
 }

@@ -12,6 +12,7 @@ import {
 import { decodeOrNone } from './codec.js';
 import type { StoreContext } from './context.js';
 import { scan } from './scan.js';
+import type { TimelineStore } from './timeline-store.js';
 
 /** Held tasks of one pair put back in one transaction (each costs a compare and three ops). */
 export const RESUME_BATCH = 32;
@@ -131,4 +132,42 @@ export async function resumeLapsed(ctx: StoreContext): Promise<string[]> {
     out.push(...(await resumePair(ctx, kind, target)));
   }
   return out;
+}
+
+/**
+ * Holds an automatic task of a parked pair (docs/ARCHITECTURE.md §2.7): out of its queue into
+ * `P/held/`, its record saying who parked the pair and why, with a `held` event on the pair's
+ * timeline — all guarded on the record, its queue key and the park as read, so a park released
+ * meanwhile leaves the task queued for the next claim. Returns the revision it committed at, or
+ * undefined when it did not.
+ */
+export async function holdTask(
+  ctx: StoreContext,
+  timeline: TimelineStore,
+  task: TaskRecord,
+  modRevision: number,
+  parkRevision: number,
+  park: ParkRecord,
+): Promise<number | undefined> {
+  const { kv, keys: k, clock } = ctx;
+  const held: TaskRecord = { ...task, state: 'held', held_at: clock.now(), held_reason: heldReason(park) };
+  const events = timeline.ops(task.kind, task.target, [
+    { type: 'held', task_id: task.id, by: park.by, reason: park.reason },
+  ]);
+  const res = await kv.txn(
+    [
+      { key: k.task(task.id), target: 'modRevision', op: '==', value: modRevision },
+      { key: k.queue(task.kind, task.id), target: 'version', op: '>', value: 0 },
+      { key: k.parked(task.kind, task.target), target: 'modRevision', op: '==', value: parkRevision },
+    ],
+    [
+      { type: 'put', key: k.task(task.id), value: encodeTask(held) },
+      { type: 'delete', key: k.queue(task.kind, task.id) },
+      { type: 'put', key: k.held(task.kind, task.target, task.id), value: '' },
+      ...events.ops,
+    ],
+  );
+  if (!res.succeeded) return undefined;
+  void timeline.afterWrite(task.kind, task.target);
+  return res.revision;
 }

@@ -21,6 +21,7 @@ import type { StoreContext } from './context.js';
 import { type CooldownStore, type RecordFailureResult, cooldownRead, failureEvents } from './cooldown-store.js';
 import type { TaskHistory } from './history.js';
 import type { KnownRecords, LocalClaims } from './local-state.js';
+import type { ManualLane } from './manual-lane.js';
 import type { QueueMirror } from './queue-mirror.js';
 import { scan } from './scan.js';
 import { resumed } from './held.js';
@@ -103,6 +104,7 @@ export interface LifecycleParts {
   readonly cooldowns: CooldownStore;
   readonly timeline: TimelineStore;
   readonly audit: AuditStore;
+  readonly lane: ManualLane;
 }
 
 /** A task's way in and out of the queue: enqueue with dedupe, finish, and orphan recovery. */
@@ -139,9 +141,10 @@ export class TaskLifecycle {
       { type: 'put', key: k.task(task.id), value: encodeTask(task) },
       { type: 'put', key: k.queue(kind, task.id), value: '' },
     ];
-    // An operator's run is on the store's timeline, committed with the task it queued.
+    // An operator's run is on the store's timeline and in the manual lane, with the task it queued.
     const manual = task.source === 'manual';
     if (manual) {
+      writes.push({ type: 'put', key: k.manual(kind, task.id), value: '' });
       const by = options.by !== undefined ? { by: options.by } : {};
       writes.push(...this.#parts.timeline.ops(kind, target, [{ type: 'manual_run', task_id: task.id, ...by }]).ops);
     }
@@ -187,10 +190,7 @@ export class TaskLifecycle {
     throw new ContentionError(`failed to resolve concurrent task enqueue for ${kind} '${target}'`);
   }
 
-  /**
-   * Puts a held task back in its queue as a manual one, with a `manual_run` event, guarded on
-   * its record as read; undefined when it changed meanwhile (the caller reads again).
-   */
+  /** Puts a held task back in its queue as a manual one (`manual_run` event), guarded; undefined if it changed. */
   async #promote(task: TaskRecord, modRevision: number, options: EnqueueOptions): Promise<TaskRecord | undefined> {
     const { kv, keys: k } = this.#ctx;
     const { kind, target, id } = task;
@@ -203,6 +203,7 @@ export class TaskLifecycle {
       [
         { type: 'put', key: k.task(task.id), value: encodeTask(next) },
         { type: 'put', key: k.queue(task.kind, task.id), value: '' },
+        { type: 'put', key: k.manual(task.kind, task.id), value: '' },
         { type: 'delete', key: k.held(task.kind, task.target, task.id) },
         ...timeline.ops,
         ...audit.ops,
@@ -218,6 +219,7 @@ export class TaskLifecycle {
   /** A task this instance queued: its claim needs neither a read of its record nor of the queue. */
   #queued(task: TaskRecord, revision: number): void {
     this.#parts.known.remember(task, revision);
+    if (task.source === 'manual') this.#parts.lane.noted(task.kind, task.id, true);
     this.#parts.queue.apply([{ type: 'put', key: this.#ctx.keys.queue(task.kind, task.id), modRevision: revision }]);
   }
 
@@ -376,6 +378,7 @@ export class TaskLifecycle {
       ];
       if (giveUp && !task.depends_on) ops.push({ type: 'delete', key: k.dedupe(task.kind, task.target) });
       if (!giveUp) ops.push({ type: 'put', key: k.queue(task.kind, id), value: '' });
+      if (!giveUp && task.source === 'manual') ops.push({ type: 'put', key: k.manual(task.kind, id), value: '' });
       const res = await kv.txn(
         [
           { key: k.task(id), target: 'modRevision', op: '==', value: found.modRevision },

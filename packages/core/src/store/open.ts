@@ -33,6 +33,7 @@ export async function openStore(options: TaskStoreOptions): Promise<OpenedStore>
     await parts.history.maybePrune();
     return { keys, session, policy, parts, recovered };
   } catch (err) {
+    await parts.lane.close();
     await session.close();
     throw err;
   }
@@ -46,5 +47,6 @@ export async function openStore(options: TaskStoreOptions): Promise<OpenedStore>
 export async function recoverOrphaned(parts: StoreParts): Promise<RecoveryResult> {
   const result = await parts.lifecycle.recoverOrphaned();
   if (result.requeued.length > 0) parts.shares.mastersChanged();
+  await parts.lane.removeStale();
   return result;
 }

@@ -12,6 +12,7 @@ import { Coordination } from './coordination.js';
 import { TaskHistory } from './history.js';
 import { TaskLifecycle } from './lifecycle.js';
 import { KnownRecords, LocalClaims } from './local-state.js';
+import { ManualLane } from './manual-lane.js';
 import { ParkStore } from './park-store.js';
 import { QueueMirror } from './queue-mirror.js';
 import { QueueShares } from './queue-shares.js';
@@ -30,6 +31,8 @@ export interface StoreParts {
   readonly claimer: Claimer;
   /** The mirror of each queue's head that claims take their candidates from. */
   readonly queue: QueueMirror;
+  /** The queued manual tasks, which claims take first (a watch's mirror: close it with the store). */
+  readonly lane: ManualLane;
   /** Which queued tasks are this master's share. */
   readonly shares: QueueShares;
   readonly history: TaskHistory;
@@ -88,16 +91,18 @@ export function storeParts(
   const parks = new ParkStore(ctx, timeline, audit);
   const cooldowns = new CooldownStore(ctx, policy, parks, timeline, audit);
   const queue = new QueueMirror(keys.queuePrefix());
+  const lane = new ManualLane(ctx);
   const shares = new QueueShares(ctx);
   return {
     ctx,
     lifecycle: new TaskLifecycle(
       ctx,
-      { known, claims, queue, history, cooldowns, timeline, audit },
+      { known, claims, queue, history, cooldowns, timeline, audit, lane },
       o.maxAttempts ?? DEFAULT_STORE_OPTIONS.maxAttempts,
     ),
-    claimer: new Claimer(ctx, known, claims, queue, shares, timeline),
+    claimer: new Claimer(ctx, known, claims, queue, shares, timeline, lane),
     queue,
+    lane,
     shares,
     history,
     cooldowns,

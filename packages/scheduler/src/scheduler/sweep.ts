@@ -2,14 +2,23 @@ import type { StoreStats, TaskKind, TaskStore } from '@maintd/core';
 import type { Logger } from 'pino';
 import { kindSpec } from '../kinds/index.js';
 import { type SchedulerDeps, registryOf } from './context.js';
+import { automaticMayStart } from './windows.js';
 
 /** Result of one sweep. */
 export interface SweepSummary {
   readonly kind: TaskKind;
   readonly candidates: number;
   readonly enqueued: number;
-  /** Over-threshold stores not enqueued: parked by an operator, cooling, or with an active task. */
-  readonly skipped: { readonly parked: number; readonly cooldown: number; readonly active: number };
+  /**
+   * Over-threshold stores not enqueued: parked by an operator, cooling, with an active task, or
+   * all of them while the kind is outside its maintenance window.
+   */
+  readonly skipped: {
+    readonly parked: number;
+    readonly cooldown: number;
+    readonly active: number;
+    readonly window: number;
+  };
 }
 
 /**
@@ -18,7 +27,8 @@ export interface SweepSummary {
  * prefix reads (parks are few: that one is small) plus one transaction per new task.
  */
 export async function sweepOnce(deps: SchedulerDeps, kind: TaskKind): Promise<SweepSummary> {
-  const { store, config, metrics, logger } = deps;
+  const { store, config, metrics, logger, clock } = deps;
+  if (!automaticMayStart(config, kind, clock.now())) return outsideWindow(deps, kind);
   const [rows, parked, cooling, active] = await Promise.all([
     store.listStats(),
     store.parkedTargets(kind),
@@ -30,7 +40,7 @@ export async function sweepOnce(deps: SchedulerDeps, kind: TaskKind): Promise<Sw
   if (!sweep || threshold === undefined) throw new Error(`${kind} has no sweep`);
   const candidates = sweepCandidates(rows, sweep.backlog, threshold);
   let enqueued = 0;
-  const skipped = { parked: 0, cooldown: 0, active: 0 };
+  const skipped = { parked: 0, cooldown: 0, active: 0, window: 0 };
   for (const row of candidates) {
     if (enqueued >= config.sweeps.maxNewTasks) break;
     if (parked.has(row.name)) {
@@ -58,6 +68,22 @@ export async function sweepOnce(deps: SchedulerDeps, kind: TaskKind): Promise<Sw
   if (skipped.active > 0) metrics.sweepSkipped.inc({ kind, reason: 'active' }, skipped.active);
   logger.info({ kind, candidates: candidates.length, enqueued, skipped }, `${kind} sweep queued ${enqueued} task(s)`);
   return { kind, candidates: candidates.length, enqueued, skipped };
+}
+
+/**
+ * A sweep outside the kind's maintenance window enqueues nothing: its due stores are counted
+ * (one read, of the stats) as skipped for the window, so that a dashboard sees the work held back.
+ */
+async function outsideWindow(deps: SchedulerDeps, kind: TaskKind): Promise<SweepSummary> {
+  const { store, config, metrics, logger } = deps;
+  const sweep = kindSpec(kind, registryOf(deps)).sweep;
+  const threshold = config.sweeps.kinds[kind]?.threshold;
+  if (!sweep || threshold === undefined) throw new Error(`${kind} has no sweep`);
+  const due = sweepCandidates(await store.listStats(), sweep.backlog, threshold).length;
+  if (due > 0) metrics.sweepSkipped.inc({ kind, reason: 'window' }, due);
+  const skipped = { parked: 0, cooldown: 0, active: 0, window: due };
+  logger.info({ kind, candidates: due, enqueued: 0, skipped }, `${kind} sweep queued nothing: outside its window`);
+  return { kind, candidates: due, enqueued: 0, skipped };
 }
 
 /** The stores at or over `threshold` of `backlog`, biggest backlog first, then by name. */

@@ -1,4 +1,11 @@
-import { type Claim, ClaimLostError, type FinishResult, StoreUnavailableError, type TaskOutcome } from '@maintd/core';
+import {
+  type CapacityLedger,
+  type Claim,
+  ClaimLostError,
+  type FinishResult,
+  StoreUnavailableError,
+  type TaskOutcome,
+} from '@maintd/core';
 import type { WorkerAttempt } from '../executor.js';
 import { kindSpec } from '../kinds/index.js';
 import type { KindRun } from '../kinds/spec.js';
@@ -12,12 +19,15 @@ import type { KindObserver } from './kind-metrics.js';
  * workers, the finish in the store, then its follow-ups and cooldown effects. Once `abandon` is
  * aborted (the shutdown grace ran out) the run's executor is cut off and its result left
  * unwritten: the claim expires, or is released with the session, and a peer recovers the task.
+ * A finished task's slot time (claim to finish) is counted in `capacity` and
+ * `master_task_busy_seconds_total` by this master only, once its finish committed.
  */
 export async function runTask(
   deps: SchedulerDeps,
   abandon: AbortSignal,
   claim: Claim,
   observe: KindObserver | undefined,
+  capacity?: CapacityLedger,
 ): Promise<void> {
   const { config, clock, metrics, store, logger } = deps;
   const { task } = claim;
@@ -64,6 +74,10 @@ export async function runTask(
     workers: attempts.length,
   };
   if (!finished) return;
+  const result = outcome.ok ? 'success' : 'failed';
+  const slotSeconds = (clock.now() - started) / 1000;
+  metrics.busySeconds.inc({ kind: task.kind, result }, slotSeconds);
+  capacity?.record(task.kind, task.target, slotSeconds, !outcome.ok, clock.now());
   if (outcome.ok) {
     logger.info({ ...line, state: 'done', detail: outcome.detail }, 'task done');
     await enqueueFollowUps(deps, task.kind, task.target, run.facts ?? {});
