@@ -52,7 +52,7 @@ describe('deploy/: Prometheus rules and configuration, Grafana dashboard', () =>
     const rules = await readFile(join(PROMETHEUS_DIR, 'alerts.yml'), 'utf8');
     const tests = await readFile(join(PROMETHEUS_DIR, 'alerts.test.yml'), 'utf8');
     const alerts = [...rules.matchAll(/^\s*- alert: (\S+)$/gm)].map((m) => m[1]!);
-    expect(alerts).toHaveLength(10);
+    expect(alerts).toHaveLength(11);
     for (const alert of alerts) {
       // A test whose expected alerts are non-empty: `alertname: X` followed by an exp_labels list.
       expect(tests, `no firing test for ${alert}`).toMatch(

@@ -48,6 +48,14 @@ function selectors(expr: string): { readonly metric: string; readonly matchers: 
   }));
 }
 
+/** `expr` without the dashboard's variable matchers: the query as a rule file would write it. */
+function withoutVariables(expr: string): string {
+  return expr
+    .replace(/,?\s*[a-z]+=~"\$[a-z]+"/g, '')
+    .replaceAll('{, ', '{')
+    .replaceAll('{}', '');
+}
+
 /** Every metric name the exporter and a master expose. */
 async function exportedNames(): Promise<Set<string>> {
   const exporter = createExporterMetrics({
@@ -120,6 +128,21 @@ describe('deploy/grafana/maintd.json', () => {
     expect(perKind.length).toBeGreaterThan(0);
     for (const t of perKind) for (const s of selectors(t.expr)) expect(s.matchers, t.expr).toContain('kind=~"$kind"');
     for (const p of dashboard.panels) for (const t of p.targets) expect(t.expr, p.title).not.toMatch(/kind="/);
+  });
+
+  it("draws the failed share of slot time with MaintdCapacitySpentOnFailures' ratio, narrowed by the variables", () => {
+    const rule = /- alert: MaintdCapacitySpentOnFailures\n(?:\s+#.*\n)*\s+expr: (.+) > 0\.25 and /.exec(
+      readRepoFile('deploy/prometheus/alerts.yml'),
+    );
+    expect(rule).not.toBeNull();
+    // The alert keeps each fleet apart; the panel's $prefix does that on the dashboard.
+    const ratio = rule![1]!.replaceAll('by (prefix, kind)', 'by (kind)');
+    const panel = dashboard.panels.find((p) => p.title === 'Slot time spent on failed tasks');
+    expect(panel?.targets.map((t) => withoutVariables(t.expr))).toEqual([ratio]);
+    const byResult = dashboard.panels.find((p) => p.title === 'Slot time by result');
+    expect(byResult?.targets.map((t) => t.expr)).toEqual([
+      expect.stringMatching(/^sum by \(kind, result\) \(rate\(master_task_busy_seconds_total\{/),
+    ]);
   });
 
   it('would report a selector without the matchers', () => {
