@@ -10,7 +10,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Random, keysFor, seededRandom } from '@maintd/core';
+import { EtcdKv, type Random, TaskStore, keysFor, seededRandom } from '@maintd/core';
 import { featureNames } from '@maintd/scheduler';
 import { type EtcdServer, freePort, startEtcd } from '@maintd/core/testing';
 import { Api } from '@maintd/faults/harness/api';
@@ -657,4 +657,95 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
       }
     }
   }, 290_000);
+
+  it('runs a manual task enqueued through N once whichever release claims it, and leaves nothing stuck when the last N master is rolled back', async () => {
+    // A fleet of its own on a fresh prefix (the roll above released the feature gate on its
+    // prefix, so N-1 may no longer join there): one N-1 master and one N master, sweeps off.
+    const lanePrefix = `/upgrade-lane-${randomInt(2 ** 31).toString(16)}`;
+    const keys = keysFor(lanePrefix);
+    const laneLog = await EtcdLog.start(etcd.clientUrl, lanePrefix);
+    cleanup.add(() => laneLog.close());
+    const kv = new EtcdKv({ endpoints: [etcd.clientUrl] });
+    cleanup.add(() => kv.close());
+    // Opened before any lane key is stale: opening a store removes those (its recovery).
+    const store = await TaskStore.open({ kv, masterId: 'upgrade-lane-enqueuer', prefix: lanePrefix });
+    cleanup.add(() => store.close());
+    const env = {
+      ...MASTER_ENV,
+      ETCD_ENDPOINTS: etcd.clientUrl,
+      ETCD_PREFIX: lanePrefix,
+      WORKER_ENDPOINTS: proxies.map((p) => p.url).join(','),
+      STATS_SCAN_INTERVAL_SECS: '0',
+      MERGE_WAL_INTERVAL_SECS: '0',
+    };
+    // N's compaction window is closed now: an hour starting two hours from now (UTC).
+    const hhmm = (ms: number): string => new Date(ms).toISOString().slice(11, 16);
+    const now = Date.now();
+    const windows = { TASK_WINDOWS: `compact=${hhmm(now + 2 * 3_600_000)}-${hhmm(now + 3 * 3_600_000)}` };
+    const old = await Host.create('lane-n1', env);
+    const mixed = await Host.create('lane-n', env);
+    hosts.push(old, mixed);
+    const oldId = (await old.run(bins('N-1'))).id;
+    await mixed.run(bins('N'), windows);
+    const api = new Api(mixed.url);
+
+    // N flags the N-1 master, which registers no windows: it claims what N's windows hold back.
+    const masters = JSON.parse((await api.raw('/masters')).text) as {
+      window_disagreements?: { id: string; windows: string[] }[];
+    };
+    expect(masters.window_disagreements).toEqual([{ id: oldId, windows: [] }]);
+    const compact = await store.enqueue('compact', 'lane-automatic', { source: 'sweep' });
+
+    // A burst of manual runs through N, then N rolled back while they are queued: N-1, alone,
+    // claims what is left in FIFO order, leaving the lane keys of what it claimed.
+    const targets = Array.from({ length: 24 }, (_, i) => `lane-${i}`);
+    const ids: string[] = [];
+    for (const target of targets) ids.push((await api.enqueue('merge_wal', target)).id);
+    await mixed.run(bins('N-1'));
+    const finished = async (): Promise<Map<string, { state: string; owner: string | undefined }>> => {
+      await laneLog.caughtUp();
+      const tasks = replay(laneLog.changes(), releaseOf, () => undefined, new Set()).tasks;
+      const out = new Map<string, { state: string; owner: string | undefined }>();
+      for (const [id, changes] of tasks) {
+        const last = changes.at(-1)?.record;
+        if (!last || !['done', 'failed'].includes(last.state)) throw new Error(`task ${id} still ${last?.state}`);
+        out.set(id, { state: last.state, owner: changes.find((c) => c.record?.state === 'running')?.record?.owner });
+      }
+      return out;
+    };
+    // Nothing is stuck: every task ends, with N-1 masters alone.
+    const ended = await eventually(finished, 60_000, 250);
+    expect([...ended.keys()].sort()).toEqual([...ids, compact.task.id].sort());
+    expect((await kv.range(keys.queuePrefix(), { keysOnly: true })).kvs).toEqual([]);
+    // Windows hold nothing on N-1: the automatic compaction outside N's window was N-1's.
+    expect(releaseOf(ended.get(compact.task.id)?.owner ?? '')).toBe('N-1');
+    // Each manual run ran once: one claim, and one call to each worker.
+    await laneLog.caughtUp();
+    const judged = judgeTasks(replay(laneLog.changes(), releaseOf, () => undefined, new Set()).tasks, releaseOf, runs);
+    expect(judged.lifecycle, 'task lifecycles').toEqual([]);
+    expect(judged.claimedTwice, 'tasks claimed twice').toEqual([]);
+    const calls = new Map<string, number>();
+    for (const p of proxies) for (const [k, v] of p.calls()) calls.set(k, (calls.get(k) ?? 0) + v);
+    for (const target of targets) expect(calls.get(`merge-wal ${target}`), target).toBe(WORKERS);
+    for (const id of ids) expect(ended.get(id)?.state, id).toBe('done');
+    const byN1 = ids.filter((id) => releaseOf(ended.get(id)?.owner ?? '') === 'N-1');
+    log('lane', { manual: ids.length, claims_by: judged.claimsBy, claimed_by_n1: byN1.length });
+    expect(byN1.length).toBeGreaterThan(0);
+
+    // Harmless leftovers: the lane keys of exactly the manual tasks N-1 claimed, which no master
+    // reads as work; the next N master's recovery removes them, and runs nothing again.
+    const lane = async (): Promise<string[]> =>
+      (await kv.range(keys.manualPrefix(), { keysOnly: true })).kvs.map((x) => x.key.split('/').at(-1)!).sort();
+    expect(await lane()).toEqual([...byN1].sort());
+    await mixed.run(bins('N'), windows);
+    await eventually(async () => expect(await lane()).toEqual([]), 10_000, 100);
+    const again = new Map<string, number>();
+    for (const p of proxies) for (const [k, v] of p.calls()) again.set(k, (again.get(k) ?? 0) + v);
+    for (const target of targets) expect(again.get(`merge-wal ${target}`), target).toBe(WORKERS);
+    await Promise.all([old.stop(), mixed.stop()]);
+    for (const i of [...old.incarnations, ...mixed.incarnations]) {
+      expect(await i.child.exited, `${i.id} exit`).toBe(0);
+      expect(i.child.output(), i.id).not.toMatch(/"level":(50|60)/);
+    }
+  }, 120_000);
 });
