@@ -18,6 +18,7 @@ import { cooldownKey } from '../common/cooldown-key.js';
 import { appendActivity, inTimeOrder } from '../state/activity.js';
 import { auditActivity } from '../state/audit-lines.js';
 import { byKind, fleetKinds, withKinds } from '../state/kinds.js';
+import { INSIGHTS_MS, readInsights } from './insights.js';
 import type { Connection, ConnectionState, FleetSnapshot, FleetSource } from './source.js';
 
 /** Settings of a {@link FleetFeed}. */
@@ -34,6 +35,8 @@ export interface FeedOptions {
    * of 10,000 is 50 pages), a smaller one every refresh.
    */
   readonly largeFleetStoresMs?: number;
+  /** The capacity and the causes are read at most this often (default `INSIGHTS_MS`, data/insights.ts). */
+  readonly insightsMs?: number;
   /**
    * The event stream is read at most this often (default 50 ms), and what each read brought is
    * applied as one batch: a burst of 100 changes a second costs at most 20 reads and 20 updates,
@@ -115,6 +118,7 @@ export class FleetFeed implements FleetSource {
   #lastUpdateMs: number | undefined;
   #lastFullMs = -Infinity;
   #lastStoresMs = -Infinity;
+  #lastInsightsMs = -Infinity;
   #fullWanted = true;
   #wake: (() => void) | undefined;
   #pending: MaintdEvent[] = [];
@@ -127,6 +131,7 @@ export class FleetFeed implements FleetSource {
     this.#o = {
       resyncMs: 30_000,
       largeFleetStoresMs: 30_000,
+      insightsMs: INSIGHTS_MS,
       flushMs: 50,
       streamIdleMs: 40_000,
       maxBackoffMs: 10_000,
@@ -218,10 +223,11 @@ export class FleetFeed implements FleetSource {
     const full = this.#fullWanted || !this.#streamOpen || now - this.#lastFullMs >= this.#o.resyncMs;
     const storesDue =
       full || this.#data.storesTotal <= LARGE_FLEET || now - this.#lastStoresMs >= this.#o.largeFleetStoresMs;
+    const insightsDue = now - this.#lastInsightsMs >= this.#o.insightsMs;
     this.#fullWanted = false;
     this.#replay = [];
     const page = (q: Parameters<MaintdClient['tasks']>[0]): Promise<TaskPage> => c.tasks(q, signal);
-    const [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy, extra, audit] =
+    const [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy, extra, audit, insights] =
       await Promise.allSettled([
         c.masters(signal),
         c.workers(signal),
@@ -238,6 +244,8 @@ export class FleetFeed implements FleetSource {
         // The newest of the audit trail: the recent past at start, and what the stream missed
         // while it was down. Like the extra tasks, its failure costs only its lines.
         full ? c.audit(AUDIT_READ, signal) : Promise.resolve(undefined),
+        // Read less often, and never an error of the poll: a failure is the section's own status.
+        insightsDue ? readInsights(c, this.#data, signal) : Promise.resolve(undefined),
       ]);
     // The kinds known before this read, and those the masters just registered: a kind counts
     // from the read that first shows it.
@@ -282,6 +290,10 @@ export class FleetFeed implements FleetSource {
     }
     if (metrics.status === 'fulfilled') data = { ...data, guardOverflow: parseGuardOverflow(metrics.value) };
     if (policy.status === 'fulfilled' && policy.value) data = { ...data, policy: policy.value };
+    if (insights.status === 'fulfilled' && insights.value) {
+      data = { ...data, ...insights.value };
+      this.#lastInsightsMs = now;
+    }
     if (queued.status === 'fulfilled' && running.status === 'fulfilled') {
       data = { ...data, counts: countsFrom(known, queued.value, running.value, queuedTotals) };
     }
