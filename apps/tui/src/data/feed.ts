@@ -75,6 +75,30 @@ async function extraTasks(c: MaintdClient, search: string, signal: AbortSignal):
   return reads.flatMap((r) => (r.status === 'fulfilled' && r.value ? r.value.tasks : []));
 }
 
+/**
+ * The queue's depth per kind when it is longer than the page read (one small read per kind);
+ * undefined when the page holds it all. A kind whose read failed is left out.
+ */
+async function queueDepths(
+  c: MaintdClient,
+  known: readonly TaskKind[],
+  queued: TaskPage,
+  signal: AbortSignal,
+): Promise<Record<TaskKind, number> | undefined> {
+  if (queued.total <= queued.tasks.length) return undefined;
+  const kinds = withKinds(
+    known,
+    queued.tasks.map((t) => t.kind),
+  );
+  const totals = await Promise.allSettled(kinds.map((kind) => c.tasks({ state: 'queued', kind, limit: 1 }, signal)));
+  const depths = byKind<number>();
+  kinds.forEach((kind, i) => {
+    const r = totals[i];
+    if (r?.status === 'fulfilled') depths[kind] = r.value.total;
+  });
+  return depths;
+}
+
 /** The first wait before an event-stream reconnect (it doubles up to `maxBackoffMs`). */
 const FIRST_BACKOFF_MS = 250;
 
@@ -224,6 +248,7 @@ export class FleetFeed implements FleetSource {
     const storesDue =
       full || this.#data.storesTotal <= LARGE_FLEET || now - this.#lastStoresMs >= this.#o.largeFleetStoresMs;
     const insightsDue = now - this.#lastInsightsMs >= this.#o.insightsMs;
+    if (insightsDue) this.#lastInsightsMs = now;
     this.#fullWanted = false;
     this.#replay = [];
     const page = (q: Parameters<MaintdClient['tasks']>[0]): Promise<TaskPage> => c.tasks(q, signal);
@@ -253,20 +278,7 @@ export class FleetFeed implements FleetSource {
       fleetKinds(this.#data),
       masters.status === 'fulfilled' ? masters.value.flatMap((m) => m.kinds ?? []) : [],
     );
-    // A queue longer than one page: its per-kind depths need one small read per kind.
-    let queuedTotals: Record<TaskKind, number> | undefined;
-    if (queued.status === 'fulfilled' && queued.value.total > queued.value.tasks.length) {
-      const kinds = withKinds(
-        known,
-        queued.value.tasks.map((t) => t.kind),
-      );
-      const totals = await Promise.allSettled(kinds.map((kind) => page({ state: 'queued', kind, limit: 1 })));
-      queuedTotals = byKind();
-      kinds.forEach((kind, i) => {
-        const r = totals[i];
-        if (r?.status === 'fulfilled') queuedTotals![kind] = r.value.total;
-      });
-    }
+    const queuedTotals = queued.status === 'fulfilled' ? await queueDepths(c, known, queued.value, signal) : undefined;
     if (signal.aborted) return;
 
     const results = [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy];
@@ -290,10 +302,7 @@ export class FleetFeed implements FleetSource {
     }
     if (metrics.status === 'fulfilled') data = { ...data, guardOverflow: parseGuardOverflow(metrics.value) };
     if (policy.status === 'fulfilled' && policy.value) data = { ...data, policy: policy.value };
-    if (insights.status === 'fulfilled' && insights.value) {
-      data = { ...data, ...insights.value };
-      this.#lastInsightsMs = now;
-    }
+    if (insights.status === 'fulfilled' && insights.value) data = { ...data, ...insights.value };
     if (queued.status === 'fulfilled' && running.status === 'fulfilled') {
       data = { ...data, counts: countsFrom(known, queued.value, running.value, queuedTotals) };
     }
