@@ -15,6 +15,8 @@ import { ownRefs } from './state/audit-lines.js';
 import { previewed } from './state/bulk.js';
 import { ListViews } from './views/lists.js';
 import { type KeyContext, handleKey, initialUi, isList, selectedIndex, splitInput } from './state/ui.js';
+import { overviewSelected } from './state/overview-keys.js';
+import { overviewRowKeys } from './common/overview-rows.js';
 import type { Effect, UiState } from './state/ui-state.js';
 import { hintsFor, listPosition } from './status-line.js';
 import { type Theme, ThemeRoot } from './theme.js';
@@ -23,6 +25,7 @@ import { Overview, overviewModel } from './views/Overview.js';
 import type { CellContext, ListSpec } from './views/list-spec.js';
 import { LIST_SPECS } from './views/specs.js';
 import type { ListViewId, ViewId } from './common/view-ids.js';
+import type { FleetData } from './state/fleet-data.js';
 
 /** Props of {@link App}. */
 export interface AppProps {
@@ -48,6 +51,10 @@ export interface AppProps {
   readonly initialView?: ViewId;
   /** Called when the operator quits, after the app unmounts itself. */
   readonly onQuit?: () => void;
+}
+
+function overviewKeysOf(data: FleetData): string[] {
+  return overviewRowKeys(data.capacity, data.causes);
 }
 
 /** Rows above and below the view: header, tabs, status line, and the line Ink keeps free. */
@@ -181,7 +188,8 @@ export function App(props: AppProps): ReactNode {
     const v = isList(u.view) ? u.view : undefined;
     const l = v ? u.lists[v] : undefined;
     return {
-      keys: v && l ? lists.sync(v, dataRef.current, l.filter, l.sort) : [],
+      // The Overview's selectable rows: its top consumers and causes.
+      keys: v && l ? lists.sync(v, dataRef.current, l.filter, l.sort) : overviewKeysOf(dataRef.current),
       pageSize,
       resolve: (view, ks, action) => resolveAction(view, ks, action, dataRef.current, clock.now()),
       pick: (view, action) => (LIST_SPECS[view] as ListSpec<unknown>).picks?.[action],
@@ -254,8 +262,10 @@ export function App(props: AppProps): ReactNode {
       />
     );
   } else {
+    const keys = overviewKeysOf(data);
     content = (
       <Overview
+        selected={keys[overviewSelected(ui.overview, keys)]}
         model={overview ?? overviewModel(data, now, guardOverride)}
         activity={activity}
         now={now}

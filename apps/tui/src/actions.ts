@@ -2,7 +2,8 @@ import { type CooldownFilter, type DetailAnswer, needsNewerMaster } from './api/
 import type { BulkResult, Task, TaskKind } from './api/types.js';
 import type { FleetData } from './state/fleet-data.js';
 import { describeAction } from './state/ui.js';
-import type { PendingAction } from './state/ui-state.js';
+import { scopeText } from './state/bulk.js';
+import type { BulkScope, PendingAction } from './state/ui-state.js';
 import type { ListSpec } from './views/list-spec.js';
 import type { ActionItem, ActionKind } from './common/action-items.js';
 import { LIST_SPECS } from './views/specs.js';
@@ -66,9 +67,12 @@ export function detailTarget(view: ListViewId, key: string, data: FleetData): st
 /** A notice of the status line. */
 type Outcome = { text: string; tone: 'ok' | 'bad' | 'info' };
 
-/** The filter a bulk action sends: the view's search, over every state, as the view shows them. */
-function bulkFilter(q: string): CooldownFilter {
-  return { q, state: 'any' };
+/**
+ * The filter a bulk action sends: the view's search, over every state, as the view shows them;
+ * or a cause, alone (the master groups every state under it).
+ */
+function bulkFilter(scope: BulkScope): CooldownFilter {
+  return scope.cause !== undefined ? { cause: scope.cause } : { q: scope.q, state: 'any' };
 }
 
 /** Why a bulk request failed, in the status line: a master too old for it says so. */
@@ -90,8 +94,8 @@ export async function preview(
   try {
     const r =
       pending.action === 'park'
-        ? await api.bulkPark(bulkFilter(bulk.q), pending.reason ?? '', true)
-        : await api.bulkReset(bulkFilter(bulk.q), true);
+        ? await api.bulkPark(bulkFilter(bulk), pending.reason ?? '', true)
+        : await api.bulkReset(bulkFilter(bulk), true);
     return { count: r.count, entries: r.entries };
   } catch (err) {
     return bulkError(err);
@@ -104,13 +108,13 @@ async function executeBulk(api: ActionApi, pending: PendingAction): Promise<Outc
   try {
     const r =
       pending.action === 'park'
-        ? await api.bulkPark(bulkFilter(bulk.q), pending.reason ?? '', false)
-        : await api.bulkReset(bulkFilter(bulk.q), false);
+        ? await api.bulkPark(bulkFilter(bulk), pending.reason ?? '', false)
+        : await api.bulkReset(bulkFilter(bulk), false);
     const verb = pending.action === 'park' ? 'parked' : 'reset';
     // The master matches again when it acts: what changed since the dry run shows here.
     const of =
       bulk.count !== undefined && r.count !== bulk.count ? ` (${r.count} matched now, ${bulk.count} before)` : '';
-    return { text: `${verb} ${r.done} matching '${bulk.q}'${of}`, tone: 'ok' };
+    return { text: `${verb} ${r.done} ${scopeText(bulk)}${of}`, tone: 'ok' };
   } catch (err) {
     return bulkError(err);
   }

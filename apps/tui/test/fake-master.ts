@@ -10,7 +10,17 @@ import type { TLSSocket } from 'node:tls';
 import { cooldownState } from '@maintd/core';
 import type { AuditEntry } from '../src/api/audit.js';
 import type { MaintdEvent } from '../src/api/events.js';
-import type { Cooldown, Master, Policy, Store, Task, TimelineEvent, Worker } from '../src/api/types.js';
+import type {
+  Capacity,
+  Cooldown,
+  FailureCause,
+  Master,
+  Policy,
+  Store,
+  Task,
+  TimelineEvent,
+  Worker,
+} from '../src/api/types.js';
 import { cooldownKey } from '../src/common/cooldown-key.js';
 
 /** The fake's state; tests mutate it directly. */
@@ -40,6 +50,10 @@ export interface FakeState {
   clientNames: string[];
   /** The audit trail, newest first (`GET /api/v1/audit`; a legacy master has none). */
   audit: AuditEntry[];
+  /** What `GET /api/v1/capacity` answers (a legacy master: 404). */
+  capacity: Capacity;
+  /** What `GET /api/v1/scheduler/causes` answers (a legacy master: 404). */
+  causes: FailureCause[];
 }
 
 /** A running fake master. */
@@ -172,6 +186,8 @@ export async function startFakeMaster(
     legacy: false,
     clientNames: [],
     audit: [],
+    capacity: { window_secs: 3600, at: new Date(FIXTURE_NOW).toISOString(), kinds: [] },
+    causes: [],
     ...initial,
   };
   const streams = new Set<ServerResponse>();
@@ -218,6 +234,11 @@ export async function startFakeMaster(
     if (req.method === 'GET' && path === '/api/v1/audit' && !state.legacy) {
       const limit = Number(q.get('limit') ?? 50);
       return json(res, 200, { entries: state.audit.slice(0, limit), next_cursor: null });
+    }
+    if (req.method === 'GET' && path === '/api/v1/capacity' && !state.legacy) return json(res, 200, state.capacity);
+    if (req.method === 'GET' && path === '/api/v1/scheduler/causes' && !state.legacy) {
+      const kind = q.get('kind');
+      return json(res, 200, kind ? state.causes.filter((c) => c.kinds.includes(kind)) : state.causes);
     }
     if (req.method === 'GET' && path === '/api/v1/scheduler/policy') {
       return json(res, 200, state.policy);
@@ -280,13 +301,14 @@ export async function startFakeMaster(
       // A 0.1.0 master has no bulk park, and its bulk reset refuses what it does not know.
       if (state.legacy && req.method === 'PUT') return json(res, 404, { error: `no route for PUT ${path}` });
       for (const name of q.keys()) {
-        if (state.legacy ? name !== 'kind' : !['kind', 'state', 'q', 'dry_run'].includes(name))
+        if (state.legacy ? name !== 'kind' : !['kind', 'state', 'q', 'cause', 'dry_run'].includes(name))
           return json(res, 400, { error: `unknown query parameter '${name}'` });
       }
       const search = (q.get('q') ?? '').toLowerCase();
       const matches = [...state.cooldowns.values()].filter(
         (c) =>
           (!q.get('kind') || c.kind === q.get('kind')) &&
+          (!q.get('cause') || c.cause === q.get('cause')) &&
           [c.target, c.last_error].some((x) => x.toLowerCase().includes(search)),
       );
       const dryRun = q.get('dry_run') === 'true';

@@ -184,6 +184,37 @@ describe('MaintdClient', () => {
     expect(await client.audit(5)).toBeUndefined();
   });
 
+  it('reads the capacity and the causes; from a master that predates them, undefined rather than an error', async () => {
+    fake = await startFakeMaster();
+    fake.state.causes = [
+      {
+        cause: '3fa2b1c9d0e4',
+        example: 'Not found\u001b]0;owned\u0007: x.lance',
+        kinds: ['merge_wal'],
+        targets: 2,
+        failures: 5,
+        first_failure: '2023-11-14T21:00:00Z',
+        last_failure: '2023-11-14T22:00:00Z',
+      },
+    ];
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    expect((await client.capacity())?.window_secs).toBe(3600);
+    expect((await client.causes())?.map((c) => c.example)).toEqual(['Not found: x.lance']);
+    fake.state.legacy = true;
+    expect(await client.capacity()).toBeUndefined();
+    expect(await client.causes()).toBeUndefined();
+  });
+
+  it('sends a cause to a bulk action as cause=, and nothing of a search', async () => {
+    fake = await startFakeMaster();
+    fake.state.cooldowns.set('merge_wal/a', cooldown('a', { cause: '3fa2b1c9d0e4' }));
+    fake.state.cooldowns.set('merge_wal/b', cooldown('b', { cause: 'aaaaaaaaaaaa' }));
+    const client = new MaintdClient({ url: fake.url, timeoutMs: 2000 });
+    const r = await client.bulkPark({ cause: '3fa2b1c9d0e4' }, 'why', true);
+    expect(r.count).toBe(1);
+    expect(fake.state.requests.at(-1)).toBe('PUT /api/v1/scheduler/cooldowns?cause=3fa2b1c9d0e4&dry_run=true');
+  });
+
   it('resets a cooldown, and reports one that was already gone as false', async () => {
     fake = await startFakeMaster();
     fake.state.cooldowns.set('merge_wal/a', cooldown('a'));

@@ -5,9 +5,11 @@ import type { paths } from './schema.js';
 import { tlsProblem } from './tls-errors.js';
 import type {
   BulkResult,
+  Capacity,
   Cooldown,
   CooldownDetail,
   CooldownStateFilter,
+  FailureCause,
   Master,
   Policy,
   Store,
@@ -47,6 +49,8 @@ export interface CooldownFilter {
   readonly kind?: TaskKind | undefined;
   /** Absent on a bulk action: every state. */
   readonly state?: CooldownStateFilter | undefined;
+  /** Only the entries whose latest failure has this cause (`GET /api/v1/scheduler/causes`). */
+  readonly cause?: string | undefined;
 }
 
 /** What the detail route answered about one (kind, store). */
@@ -291,6 +295,30 @@ export class MaintdClient {
     }
   }
 
+  /**
+   * The fleet's slot time over the last hour; undefined from a master that predates the route
+   * (0.1.0 answers 404).
+   */
+  async capacity(signal?: AbortSignal): Promise<Capacity | undefined> {
+    return this.#optional<Capacity>('/api/v1/capacity', signal);
+  }
+
+  /** Failures grouped by cause, the most stores first; undefined from a master that predates the route. */
+  async causes(signal?: AbortSignal): Promise<FailureCause[] | undefined> {
+    return this.#optional<FailureCause[]>('/api/v1/scheduler/causes', signal);
+  }
+
+  /** A read of a route a master may predate: undefined when it does not serve it. */
+  async #optional<T>(path: string, signal?: AbortSignal): Promise<T | undefined> {
+    try {
+      const res = await this.#send('GET', path, undefined, signal);
+      return await this.#json<T>(res, path);
+    } catch (err) {
+      if (needsNewerMaster(err)) return undefined;
+      throw err;
+    }
+  }
+
   /** The newest tasks of one store (the detail pane's history). */
   async history(target: string, limit = 20): Promise<Task[]> {
     const page = await this.tasks({ target, limit });
@@ -378,6 +406,7 @@ function bulkQuery(filter: CooldownFilter, dryRun: boolean): string {
   if (filter.kind) q.set('kind', filter.kind);
   if (filter.state) q.set('state', filter.state);
   if (filter.q) q.set('q', filter.q);
+  if (filter.cause) q.set('cause', filter.cause);
   q.set('dry_run', String(dryRun));
   return q.toString();
 }

@@ -48,6 +48,16 @@ export type BulkResult = components['schemas']['BulkResult'];
 export type CooldownStateFilter = NonNullable<
   NonNullable<paths['/api/v1/scheduler/cooldowns']['get']['parameters']['query']>['state']
 >;
+/** `GET /api/v1/capacity`: the fleet's slot time over the last hour, by kind, outcome and store. */
+export type Capacity = components['schemas']['Capacity'];
+/** One kind's slot time over the last hour. */
+export type KindCapacity = components['schemas']['KindCapacity'];
+/** One store's slot time over the last hour (a kind's top consumers). */
+export type StoreUse = components['schemas']['StoreUse'];
+/** A cause of failures and how many stores fail with it (`GET /api/v1/scheduler/causes`). */
+export type FailureCause = components['schemas']['FailureCause'];
+/** A kind's maintenance window, as the policy serves it. */
+export type MaintenanceWindow = components['schemas']['MaintenanceWindow'];
 /** A `timeline` event of `GET /api/v1/events`: one new event of a pair's timeline. */
 export type TimelineStreamEvent = components['schemas']['TimelineStreamEvent'];
 

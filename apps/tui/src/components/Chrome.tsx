@@ -128,18 +128,24 @@ export function StatusBar(props: {
 
 const HELP: readonly (readonly [string, string])[] = [
   ['1–5, Tab, Shift+Tab', 'switch view: Overview, Tasks, Cooldowns, Stores, Workers'],
-  ['j/k, ↓/↑, PgDn/PgUp', 'move the selection, or a page (also Ctrl+F/B)'],
+  ['j/k, ↓/↑, PgDn/PgUp', 'move the selection, or a page (also Ctrl+F/B); Overview: its top stores and causes'],
   ['g/G, Home/End', 'first / last row'],
   ['/', 'search: Cooldowns, Tasks: store or error text (the master’s too); else any word; Esc clears'],
   ['s', 'cycle the sort order'],
-  ['Enter', 'detail pane: a cooldown’s timeline (who, why, each failure), full error, task history'],
+  [
+    'Enter',
+    'detail pane: a cooldown’s timeline (who, why, each failure), full error, task history; Overview: a top store’s',
+  ],
   ['Esc', 'back: close the pane, clear marks, clear the filter'],
   ['Space', 'mark / unmark a row; actions apply to every marked row'],
   ['r', 'run now: enqueue the row’s kind; in Stores, pick one the live masters run (j/k) — never cooldown-gated'],
   ['c', 'reset the cooldown (Cooldowns, Stores, Tasks)'],
   ['p', 'park with a reason: the sweeps skip it until released (a store: every kind)'],
   ['u', 'release (unpark); the failure count starts over too'],
-  ['P', 'park every row the search matches (Cooldowns): one reason, confirmed with the master’s count'],
+  [
+    'P',
+    'park every row the search matches (Cooldowns), or a cause’s stores (Overview): one reason, confirmed with the master’s count',
+  ],
   ['C', 'reset every row the search matches (Cooldowns; parks stay), confirmed with the count'],
   ['Cooldowns', 'STATE parked/cooling/below/lapsed · FAILS count/threshold · NEXT window if it fails again'],
   ['Stores', 'CHANGED: when a scan last changed the numbers (quiet stores are not rewritten)'],

@@ -311,6 +311,25 @@ describe('FleetFeed coalescing and re-reads', () => {
     expect(feed.getSnapshot().connection.error).toBeUndefined();
   });
 
+  it('reads the capacity and the causes at most every insightsMs, and marks them unsupported, without an error, on a master that predates them', async () => {
+    const f = await fake();
+    const feed = feedFor(f.url, { insightsMs: 60_000 });
+    const s = await until(feed, (x) => Array.isArray(x.data.causes) && x.data.capacity !== undefined);
+    expect(s.data.insightsError).toBeUndefined();
+    const reads = (): number => f.state.requests.filter((r) => r === 'GET /api/v1/capacity').length;
+    const polls = (): number => f.state.requests.filter((r) => r === 'GET /api/v1/workers').length;
+    const at = polls();
+    await until(feed, () => polls() >= at + 3);
+    expect(reads()).toBe(1);
+
+    const old = await fake();
+    old.state.legacy = true;
+    const legacy = feedFor(old.url, { insightsMs: 100 });
+    const l = await until(legacy, (x) => x.data.causes === 'unsupported' && x.data.capacity === 'unsupported');
+    expect(l.data.insightsError).toBeUndefined();
+    expect(l.connection.error).toBeUndefined();
+  });
+
   it('reads the policy with the first full read and again after the stream reconnects', async () => {
     const f = await fake();
     const feed = feedFor(f.url, { refreshMs: 60_000, resyncMs: 60_000 });

@@ -18,6 +18,7 @@ import { cooldownKey } from '../common/cooldown-key.js';
 import { appendActivity, inTimeOrder } from '../state/activity.js';
 import { auditActivity } from '../state/audit-lines.js';
 import { byKind, fleetKinds, withKinds } from '../state/kinds.js';
+import { INSIGHTS_MS, readInsights } from './insights.js';
 import type { Connection, ConnectionState, FleetSnapshot, FleetSource } from './source.js';
 
 /** Settings of a {@link FleetFeed}. */
@@ -34,6 +35,8 @@ export interface FeedOptions {
    * of 10,000 is 50 pages), a smaller one every refresh.
    */
   readonly largeFleetStoresMs?: number;
+  /** The capacity and the causes are read at most this often (default `INSIGHTS_MS`, data/insights.ts). */
+  readonly insightsMs?: number;
   /**
    * The event stream is read at most this often (default 50 ms), and what each read brought is
    * applied as one batch: a burst of 100 changes a second costs at most 20 reads and 20 updates,
@@ -70,6 +73,30 @@ async function extraTasks(c: MaintdClient, search: string, signal: AbortSignal):
     search ? c.searchTasks(search, RECENT_TASKS, signal) : Promise.resolve(undefined),
   ]);
   return reads.flatMap((r) => (r.status === 'fulfilled' && r.value ? r.value.tasks : []));
+}
+
+/**
+ * The queue's depth per kind when it is longer than the page read (one small read per kind);
+ * undefined when the page holds it all. A kind whose read failed is left out.
+ */
+async function queueDepths(
+  c: MaintdClient,
+  known: readonly TaskKind[],
+  queued: TaskPage,
+  signal: AbortSignal,
+): Promise<Record<TaskKind, number> | undefined> {
+  if (queued.total <= queued.tasks.length) return undefined;
+  const kinds = withKinds(
+    known,
+    queued.tasks.map((t) => t.kind),
+  );
+  const totals = await Promise.allSettled(kinds.map((kind) => c.tasks({ state: 'queued', kind, limit: 1 }, signal)));
+  const depths = byKind<number>();
+  kinds.forEach((kind, i) => {
+    const r = totals[i];
+    if (r?.status === 'fulfilled') depths[kind] = r.value.total;
+  });
+  return depths;
 }
 
 /** The first wait before an event-stream reconnect (it doubles up to `maxBackoffMs`). */
@@ -115,6 +142,7 @@ export class FleetFeed implements FleetSource {
   #lastUpdateMs: number | undefined;
   #lastFullMs = -Infinity;
   #lastStoresMs = -Infinity;
+  #lastInsightsMs = -Infinity;
   #fullWanted = true;
   #wake: (() => void) | undefined;
   #pending: MaintdEvent[] = [];
@@ -127,6 +155,7 @@ export class FleetFeed implements FleetSource {
     this.#o = {
       resyncMs: 30_000,
       largeFleetStoresMs: 30_000,
+      insightsMs: INSIGHTS_MS,
       flushMs: 50,
       streamIdleMs: 40_000,
       maxBackoffMs: 10_000,
@@ -218,10 +247,12 @@ export class FleetFeed implements FleetSource {
     const full = this.#fullWanted || !this.#streamOpen || now - this.#lastFullMs >= this.#o.resyncMs;
     const storesDue =
       full || this.#data.storesTotal <= LARGE_FLEET || now - this.#lastStoresMs >= this.#o.largeFleetStoresMs;
+    const insightsDue = now - this.#lastInsightsMs >= this.#o.insightsMs;
+    if (insightsDue) this.#lastInsightsMs = now;
     this.#fullWanted = false;
     this.#replay = [];
     const page = (q: Parameters<MaintdClient['tasks']>[0]): Promise<TaskPage> => c.tasks(q, signal);
-    const [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy, extra, audit] =
+    const [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy, extra, audit, insights] =
       await Promise.allSettled([
         c.masters(signal),
         c.workers(signal),
@@ -238,6 +269,8 @@ export class FleetFeed implements FleetSource {
         // The newest of the audit trail: the recent past at start, and what the stream missed
         // while it was down. Like the extra tasks, its failure costs only its lines.
         full ? c.audit(AUDIT_READ, signal) : Promise.resolve(undefined),
+        // Read less often, and never an error of the poll: a failure is the section's own status.
+        insightsDue ? readInsights(c, this.#data, signal) : Promise.resolve(undefined),
       ]);
     // The kinds known before this read, and those the masters just registered: a kind counts
     // from the read that first shows it.
@@ -245,20 +278,7 @@ export class FleetFeed implements FleetSource {
       fleetKinds(this.#data),
       masters.status === 'fulfilled' ? masters.value.flatMap((m) => m.kinds ?? []) : [],
     );
-    // A queue longer than one page: its per-kind depths need one small read per kind.
-    let queuedTotals: Record<TaskKind, number> | undefined;
-    if (queued.status === 'fulfilled' && queued.value.total > queued.value.tasks.length) {
-      const kinds = withKinds(
-        known,
-        queued.value.tasks.map((t) => t.kind),
-      );
-      const totals = await Promise.allSettled(kinds.map((kind) => page({ state: 'queued', kind, limit: 1 })));
-      queuedTotals = byKind();
-      kinds.forEach((kind, i) => {
-        const r = totals[i];
-        if (r?.status === 'fulfilled') queuedTotals![kind] = r.value.total;
-      });
-    }
+    const queuedTotals = queued.status === 'fulfilled' ? await queueDepths(c, known, queued.value, signal) : undefined;
     if (signal.aborted) return;
 
     const results = [masters, workers, stores, recent, queued, running, metrics, cooldowns, policy];
@@ -282,6 +302,7 @@ export class FleetFeed implements FleetSource {
     }
     if (metrics.status === 'fulfilled') data = { ...data, guardOverflow: parseGuardOverflow(metrics.value) };
     if (policy.status === 'fulfilled' && policy.value) data = { ...data, policy: policy.value };
+    if (insights.status === 'fulfilled' && insights.value) data = { ...data, ...insights.value };
     if (queued.status === 'fulfilled' && running.status === 'fulfilled') {
       data = { ...data, counts: countsFrom(known, queued.value, running.value, queuedTotals) };
     }

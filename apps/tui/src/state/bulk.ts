@@ -4,11 +4,25 @@ import type { BulkScope, Effect, Notice, PendingAction, UiState } from './ui-sta
 /** The bulk keys (shifted, as they act on more than the row): P parks, C resets every match. */
 export const BULK_KEYS: Readonly<Record<string, 'park' | 'reset'>> = { P: 'park', C: 'reset' };
 
+/** What a bulk action runs over, in words: "matching 'disk'", or "failing with cause 3fa2b1c9d0e4". */
+export function scopeText(scope: BulkScope): string {
+  return scope.cause !== undefined ? `failing with cause ${scope.cause}` : `matching '${scope.q}'`;
+}
+
 /** A bulk action's name in the dialogs and the status line: "park 14 stores matching 'disk'". */
 export function describeBulk(action: string, scope: BulkScope): string {
   const n = scope.count;
   const what = n === undefined ? 'every store' : `${n} store${n === 1 ? '' : 's'}`;
-  return `${action} ${what} matching '${scope.q}'`;
+  return `${action} ${what} ${scopeText(scope)}`;
+}
+
+/**
+ * `P` on a cause in the Overview: the bulk park's reason prompt, over the stores whose latest
+ * failure has that cause (the same dry run, count and confirmation as a search's).
+ */
+export function requestCauseBulk(s: UiState, cause: string): { state: UiState; effects: Effect[] } {
+  const pending: PendingAction = { action: 'park', items: [], bulk: { q: '', cause } };
+  return { state: { ...s, overlay: 'reason', reasonDraft: '', confirm: pending }, effects: [] };
 }
 
 /**
@@ -36,7 +50,9 @@ export function requestBulk(s: UiState, action: 'park' | 'reset'): { state: UiSt
 
 /** Closes the dialogs and asks the master for the dry run of `pending`. */
 export function startPreview(s: UiState, pending: PendingAction): { state: UiState; effects: Effect[] } {
-  const notice: Notice = { text: `counting the matches of '${pending.bulk?.q ?? ''}'…`, tone: 'info' };
+  const bulk = pending.bulk ?? { q: '' };
+  const what = bulk.cause !== undefined ? `the stores of cause ${bulk.cause}` : `the matches of '${bulk.q}'`;
+  const notice: Notice = { text: `counting ${what}…`, tone: 'info' };
   return {
     state: { ...s, overlay: 'none', confirm: undefined, reasonDraft: '', notice },
     effects: [{ type: 'preview', action: pending }],
@@ -55,9 +71,15 @@ export function previewed(
   pending: PendingAction,
   answer: { readonly count: number; readonly entries: readonly ActionItem[] },
 ): UiState {
-  if (s.view !== 'cooldowns' || s.overlay !== 'none' || !pending.bulk) return s;
+  // A cause's park starts in the Overview, a search's in the Cooldowns view.
+  const from = pending.bulk?.cause !== undefined ? 'overview' : 'cooldowns';
+  if (s.view !== from || s.overlay !== 'none' || !pending.bulk) return s;
   if (answer.count === 0) {
-    return { ...s, notice: { text: `nothing matches '${pending.bulk.q}' on the master`, tone: 'info' } };
+    const text =
+      pending.bulk.cause !== undefined
+        ? `nothing fails with cause ${pending.bulk.cause} on the master`
+        : `nothing matches '${pending.bulk.q}' on the master`;
+    return { ...s, notice: { text, tone: 'info' } };
   }
   const items = answer.entries.slice(0, SAMPLE).map((e) => ({ kind: e.kind, target: e.target }));
   return {

@@ -1,4 +1,15 @@
-import type { Cooldown, Master, Policy, Store, Task, TaskKind, TimelineEvent, Worker } from '../api/types.js';
+import type {
+  Capacity,
+  Cooldown,
+  FailureCause,
+  Master,
+  Policy,
+  Store,
+  Task,
+  TaskKind,
+  TimelineEvent,
+  Worker,
+} from '../api/types.js';
 import type { Activity } from './activity.js';
 
 /** Queued and running task counts of one kind. */
@@ -41,6 +52,15 @@ export interface FleetData {
    * what the detail pane adds to the timeline it read, so it stays live without reading it again.
    */
   readonly timeline: readonly TimelineEvent[];
+  /**
+   * The fleet's slot time over the last hour (`GET /api/v1/capacity`, read every
+   * `INSIGHTS_MS`, data/insights.ts); `unsupported` from a master that predates it.
+   */
+  readonly capacity?: Capacity | 'unsupported' | undefined;
+  /** Failures grouped by cause, the most stores first; `unsupported` from a master that predates them. */
+  readonly causes?: readonly FailureCause[] | 'unsupported' | undefined;
+  /** Why the latest read of the capacity or the causes failed (the previous answer stays shown). */
+  readonly insightsError?: string | undefined;
 }
 
 /** Fleet data before anything was read. */

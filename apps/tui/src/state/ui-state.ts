@@ -44,8 +44,13 @@ export interface PendingAction {
  * the count confirmed is its dry run's, and the action sends the same filter again.
  */
 export interface BulkScope {
-  /** The search, as typed. */
+  /** The search, as typed (empty for a cause's stores). */
   readonly q: string;
+  /**
+   * Instead of the search: the stores whose latest failure has this cause (`P` on a cause in the
+   * Overview), sent as `cause=`.
+   */
+  readonly cause?: string;
   /** How many entries the master's dry run matched; undefined until it answered. */
   readonly count?: number;
 }
@@ -56,10 +61,19 @@ export interface Notice {
   readonly tone: 'info' | 'ok' | 'bad';
 }
 
+/** The selection among the Overview's selectable rows (common/overview-rows.ts). */
+export interface OverviewUi {
+  /** Key of the selected row; undefined before one was picked (the first row is shown selected). */
+  readonly selected: string | undefined;
+  /** Where the selection was, for when its row disappears. */
+  readonly index: number;
+}
+
 /** The whole UI state besides the fleet data. */
 export interface UiState {
   readonly view: ViewId;
   readonly lists: { readonly [K in ListViewId]: ListUi };
+  readonly overview: OverviewUi;
   /** What covers the view: the help, a detail pane, the reason prompt of a park, or the confirm dialog. */
   readonly overlay: 'none' | 'help' | 'detail' | 'reason' | 'confirm';
   /** `/` was pressed: printable keys edit the filter. */
@@ -72,6 +86,9 @@ export interface UiState {
   readonly notice: Notice | undefined;
   readonly readonly: boolean;
 }
+
+/** What an action key says under `--readonly`. */
+export const READ_ONLY: Notice = { text: 'read-only mode (--readonly): actions are disabled', tone: 'bad' };
 
 /** Side effects the App performs after a key. */
 export type Effect =

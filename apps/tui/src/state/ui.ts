@@ -1,8 +1,17 @@
 import type { ActionItem, ActionKind, KindPick } from '../common/action-items.js';
 import { type ListViewId, VIEW_IDS, type ViewId } from '../common/view-ids.js';
 import { BULK_KEYS, describeBulk, requestBulk, startPreview } from './bulk.js';
+import { overviewKey } from './overview-keys.js';
 import type { KeyList } from './sorted-index.js';
-import type { Effect, KindChoice, ListUi, Notice, PendingAction, UiState } from './ui-state.js';
+import {
+  type Effect,
+  type KindChoice,
+  type ListUi,
+  type Notice,
+  type PendingAction,
+  READ_ONLY,
+  type UiState,
+} from './ui-state.js';
 
 /** Longest park reason the master keeps. */
 export const MAX_REASON = 512;
@@ -53,6 +62,7 @@ export function initialUi(options: { readonly readonly?: boolean; readonly view?
   return {
     view: options.view ?? 'overview',
     lists: { tasks: EMPTY_LIST, cooldowns: EMPTY_LIST, stores: EMPTY_LIST, workers: EMPTY_LIST },
+    overview: { selected: undefined, index: 0 },
     overlay: 'none',
     editingFilter: false,
     reasonDraft: '',
@@ -117,7 +127,6 @@ export function splitInput(press: KeyPress): KeyPress[] {
 
 const ok = (state: UiState, ...effects: Effect[]): KeyResult => ({ state, effects });
 
-const READ_ONLY: Notice = { text: 'read-only mode (--readonly): actions are disabled', tone: 'bad' };
 const X_RETIRED: Notice = { text: 'x is retired: r asks which kind to run', tone: 'info' };
 
 /** The action keys: r run, c reset, p park, u release (unpark). */
@@ -209,7 +218,8 @@ export function handleKey(state: UiState, key: KeyPress, ctx: KeyContext): KeyRe
   }
 
   const view = s.overlay === 'detail' && s.detail ? s.detail.view : s.view;
-  if (!isList(view)) return ok(s);
+  // The Overview's keys: its capacity consumers and causes (`ctx.keys` are their keys).
+  if (!isList(view)) return overviewKey(s, key, ctx.keys);
 
   const bulk = BULK_KEYS[key.input];
   if (bulk && !key.ctrl && !key.meta) {

@@ -11,6 +11,8 @@ import { toneColor, useTheme } from '../theme.js';
 import { causeOf, countText, timeLeft } from '../common/cooldown-text.js';
 import { stateTone, taskOutcome, taskTiming } from './tasks.js';
 import { workerHealth } from './workers.js';
+import { Insights, Windows, insightsWant } from './OverviewInsights.js';
+import { splitInsights } from './insights.js';
 
 /** Outcomes counted as "recent" (throughput) on the Overview. */
 export const RECENT_WINDOW_MS = 5 * 60_000;
@@ -49,6 +51,11 @@ export interface OverviewModel {
   /** Entries parked now, latest park first. */
   readonly parked: readonly Cooldown[];
   readonly policy: FleetData['policy'];
+  /** The last hour's slot time (`unsupported`: a master that predates it). */
+  readonly capacity: FleetData['capacity'];
+  /** The causes of failures, the most stores first. */
+  readonly causes: FleetData['causes'];
+  readonly insightsError: string | undefined;
 }
 
 /** The order of offenders: open windows first, the longest first, then the most failures. */
@@ -114,6 +121,9 @@ export function overviewModel(data: FleetData, now: number, guardOverride?: numb
     offenders,
     parked,
     policy: data.policy,
+    capacity: data.capacity,
+    causes: data.causes,
+    insightsError: data.insightsError,
   };
 }
 
@@ -143,6 +153,8 @@ export interface OverviewProps {
   readonly now: number;
   readonly width: number;
   readonly height: number;
+  /** Key of the selected capacity consumer or cause (common/overview-rows.ts). */
+  readonly selected?: string | undefined;
 }
 
 /** Lines of each flexible section after its blank line and header, by priority. */
@@ -191,7 +203,7 @@ export function overviewBudget(
  * share against the fleet guard, the worst offenders, parked stores, running tasks, the activity
  * log and the latest outcomes.
  */
-export function Overview({ model: m, activity, now, width, height }: OverviewProps): ReactNode {
+export function Overview({ model: m, activity, now, width, height, selected }: OverviewProps): ReactNode {
   const theme = useTheme();
   const masters = m.masters ?? [];
   const guard = m.guardPercent;
@@ -200,12 +212,22 @@ export function Overview({ model: m, activity, now, width, height }: OverviewPro
   const mastersShown = masters.slice(0, 3);
   const mastersLines = 1 + Math.max(1, mastersShown.length) + (masters.length > mastersShown.length ? 1 : 0);
   const kindLines = 2 * (2 + m.kinds.length); // blank, header and a line per kind, twice
-  const budget = overviewBudget(Math.max(0, height - mastersLines - kindLines), {
+  const windows = m.policy?.windows ?? [];
+  const windowLines = windows.length > 0 ? 2 + windows.length : 0;
+  const budget = overviewBudget(Math.max(0, height - mastersLines - kindLines - windowLines), {
     offenders: Math.max(1, m.offenders.length),
     parked: Math.min(m.parked.length, 5) + (m.parked.length > 5 ? 1 : 0),
     running: Math.max(1, m.running.length),
     activity: Math.min(activity.length, 5),
   });
+  // The capacity and the causes come before the recent outcomes, from the lines those would get:
+  // the sections above keep what they had.
+  const insightsData = { capacity: m.capacity, causes: m.causes, error: m.insightsError };
+  const spare = budget.outcomes < 0 ? 0 : budget.outcomes + 2;
+  const insightRows = splitInsights(spare, insightsWant(insightsData));
+  const insightLines =
+    (insightRows.capacity < 0 ? 0 : insightRows.capacity + 2) + (insightRows.causes < 0 ? 0 : insightRows.causes + 2);
+  if (budget.outcomes >= 0) budget.outcomes = spare - insightLines < 3 ? -1 : spare - insightLines - 2;
   const line = (text: string): string => truncate(text, width - 2);
   const na = (v: number | undefined): string => (v === undefined ? '–' : formatCount(v));
   const runningRows = budget.running < 0 ? 0 : Math.min(m.running.length, budget.running);
@@ -290,6 +312,8 @@ export function Overview({ model: m, activity, now, width, height }: OverviewPro
         );
       })}
 
+      <Windows windows={windows} now={now} width={width} />
+
       {budget.offenders >= 0 ? (
         <>
           <Text> </Text>
@@ -356,6 +380,8 @@ export function Overview({ model: m, activity, now, width, height }: OverviewPro
           ))}
         </>
       ) : null}
+
+      <Insights data={insightsData} selected={selected} rows={insightRows} width={width} />
 
       {budget.outcomes >= 0 ? (
         <>
