@@ -43,6 +43,12 @@ export const MANUAL_STREAK = 4;
 const CLAIM_SPREAD_MAX = 32;
 /** Candidate records read in one transaction ahead of claim attempts. */
 const READ_AHEAD = 8;
+/** The candidates one claim call tried, and the records it read ahead (undefined: no such record). */
+interface Attempts {
+  readonly seen: Set<string>;
+  readonly records: Map<string, KeyValue | undefined>;
+}
+
 /** What `#tryClaim` returns when another claimer took the task first. */
 const LOST = Symbol('lost');
 
@@ -121,10 +127,13 @@ export class Claimer {
     const allowed = options.automaticKinds;
     const automatic = allowed ? kinds.filter((kind) => allowed.includes(kind)) : kinds;
     const automaticFirst = this.#manualStreak >= MANUAL_STREAK && automatic.length > 0;
+    // One call's attempts, shared by its lane and queue rounds: a manual task is in both, and a
+    // candidate tried (or read) in one is not tried again in the other.
+    const tried: Attempts = { seen: new Set(), records: new Map() };
     const claim =
-      (automaticFirst ? undefined : await this.#claimFrom(true, kinds, lease.id, hold)) ??
-      (automatic.length > 0 ? await this.#claimFrom(false, automatic, lease.id, hold) : undefined) ??
-      (automaticFirst ? await this.#claimFrom(true, kinds, lease.id, hold) : undefined);
+      (automaticFirst ? undefined : await this.#claimFrom(true, kinds, lease.id, hold, tried)) ??
+      (automatic.length > 0 ? await this.#claimFrom(false, automatic, lease.id, hold, tried) : undefined) ??
+      (automaticFirst ? await this.#claimFrom(true, kinds, lease.id, hold, tried) : undefined);
     if (claim) this.#manualStreak = claim.task.source === 'manual' ? this.#manualStreak + 1 : 0;
     return claim;
   }
@@ -139,6 +148,7 @@ export class Claimer {
     kinds: readonly TaskKind[],
     leaseId: string,
     hold: boolean,
+    { seen, records }: Attempts,
   ): Promise<Claim | undefined> {
     const k = this.#ctx.keys;
     // Target locks seen held during this call: later candidates on those targets are skipped
@@ -146,9 +156,6 @@ export class Claimer {
     const locked = new Set<string>();
     const cursors = new Map<TaskKind, string | undefined>(kinds.map((kind) => [kind, undefined]));
     const exhausted = new Set<TaskKind>();
-    const seen = new Set<string>();
-    // Task records read ahead of their claim attempts (undefined: no such record).
-    const records = new Map<string, KeyValue | undefined>();
     // Contention outlives one call: a claimer that just lost races starts spread out.
     let spread = this.#spread;
     const peers = await this.#shares.livePeers();

@@ -1,7 +1,10 @@
 import type { WatchEvent } from '../kv/port.js';
 import type { TaskKind } from '../model.js';
 import { ResumingWatch } from '../resuming-watch.js';
+import { SortedList } from '../sorted-list.js';
 import type { StoreContext } from './context.js';
+
+const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Ids a claim reads from the lane of one kind when its mirror is not live. */
 const LANE_READ = 64;
@@ -20,7 +23,8 @@ const STALE_BATCH = 100;
 export class ManualLane {
   readonly #ctx: StoreContext;
   readonly #prefix: string;
-  readonly #ids = new Map<TaskKind, Set<string>>();
+  /** Queued manual task ids by kind, oldest first (ids are UUIDv7): no sort per claim. */
+  readonly #ids = new Map<TaskKind, SortedList<string>>();
   #watch: ResumingWatch | undefined;
 
   constructor(ctx: StoreContext) {
@@ -57,7 +61,8 @@ export class ManualLane {
   async candidates(kinds: readonly TaskKind[]): Promise<{ readonly kind: TaskKind; readonly id: string }[]> {
     const out: { kind: TaskKind; id: string }[] = [];
     if (this.#watch?.live) {
-      for (const kind of kinds) for (const id of this.#ids.get(kind) ?? []) out.push({ kind, id });
+      for (const kind of kinds) for (const id of this.#ids.get(kind)?.items ?? []) out.push({ kind, id });
+      if (kinds.length === 1) return out;
     } else {
       const { kv, keys } = this.#ctx;
       const pages = await Promise.all(
@@ -121,11 +126,11 @@ export class ManualLane {
     if (!kind || !id || rest.length > 0) return;
     let ids = this.#ids.get(kind);
     if (put) {
-      if (!ids) this.#ids.set(kind, (ids = new Set()));
-      ids.add(id);
+      if (!ids) this.#ids.set(kind, (ids = new SortedList<string>(byId)));
+      if (ids.indexOf(id) < 0) ids.insert(id);
     } else if (ids) {
       ids.delete(id);
-      if (ids.size === 0) this.#ids.delete(kind);
+      if (ids.length === 0) this.#ids.delete(kind);
     }
   }
 }
