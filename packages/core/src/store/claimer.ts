@@ -163,12 +163,8 @@ export class Claimer {
       // One page per kind, merged by id: ids are UUIDv7, so this is FIFO across kinds.
       const pages: { readonly kind: TaskKind; readonly ids: readonly string[] }[] = [];
       if (lane) {
-        const queued = await this.#lane.candidates(kinds);
-        for (const kind of kinds) {
-          exhausted.add(kind);
-          const ids = queued.filter((c) => c.kind === kind).map((c) => c.id);
-          if (ids.length > 0) pages.push({ kind, ids });
-        }
+        for (const kind of kinds) exhausted.add(kind);
+        pages.push(...(await this.#lane.pages(kinds)));
         if (pages.length === 0) return undefined;
       }
       for (const kind of kinds) {

@@ -55,26 +55,26 @@ export class ManualLane {
   }
 
   /**
-   * The queued manual tasks of `kinds`, oldest first (ids are UUIDv7): from the mirror while it is
-   * live, else read (keys only, the oldest {@link LANE_READ} of each kind).
+   * The queued manual tasks of each of `kinds` that has any, oldest first (ids are UUIDv7): from
+   * the mirror while it is live (a copy of its sorted ids, no object per task: every pool wakes
+   * on every queue change and asks), else read (keys only, the oldest {@link LANE_READ} of each).
    */
-  async candidates(kinds: readonly TaskKind[]): Promise<{ readonly kind: TaskKind; readonly id: string }[]> {
-    const out: { kind: TaskKind; id: string }[] = [];
+  async pages(kinds: readonly TaskKind[]): Promise<{ readonly kind: TaskKind; readonly ids: readonly string[] }[]> {
     if (this.#watch?.live) {
-      for (const kind of kinds) for (const id of this.#ids.get(kind)?.items ?? []) out.push({ kind, id });
-      if (kinds.length === 1) return out;
-    } else {
-      const { kv, keys } = this.#ctx;
-      const pages = await Promise.all(
-        kinds.map((kind) => kv.range(keys.manualPrefix(kind), { keysOnly: true, limit: LANE_READ })),
-      );
-      pages.forEach((page, i) => {
-        const kind = kinds[i]!;
-        const prefix = keys.manualPrefix(kind);
-        for (const kv of page.kvs) out.push({ kind, id: kv.key.slice(prefix.length) });
+      return kinds.flatMap((kind) => {
+        const ids = this.#ids.get(kind);
+        return ids && ids.length > 0 ? [{ kind, ids: ids.slice() }] : [];
       });
     }
-    return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const { kv, keys } = this.#ctx;
+    const read = await Promise.all(
+      kinds.map((kind) => kv.range(keys.manualPrefix(kind), { keysOnly: true, limit: LANE_READ })),
+    );
+    return kinds.flatMap((kind, i) => {
+      const prefix = keys.manualPrefix(kind);
+      const ids = (read[i]?.kvs ?? []).map((kv) => kv.key.slice(prefix.length));
+      return ids.length > 0 ? [{ kind, ids }] : [];
+    });
   }
 
   /** A change this instance committed (the watch reports it a moment later; until then, this). */
