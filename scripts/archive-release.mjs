@@ -2,7 +2,7 @@
 // release's OpenAPI document beside them (docs/RELEASING.md, "Cutting a release"). Run it through
 // `pnpm release:archive`, which builds first: the tarballs hold the built dist/.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openApiDocument } from '@maintd/api';
@@ -17,6 +17,12 @@ for (const dir of PUBLISHED) {
   if (v !== version)
     throw new Error(`${dir} is at ${v}, @maintd/core at ${version}: run 'pnpm changeset version' first`);
 }
+// Between releases the tree carries a pre-release version (changesets' pre mode): releases/ keeps
+// releases only, the bases of the upgrade test and of the API check.
+if (existsSync(join(root, '.changeset/pre.json')) || version.includes('-'))
+  throw new Error(
+    `the tree is at ${version}, a pre-release: leave pre mode first ('pnpm changeset pre exit', then 'pnpm changeset version'; docs/RELEASING.md)`,
+  );
 const out = join(root, 'releases', version);
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });

@@ -221,7 +221,7 @@ async function start(config: MasterConfig, logger: Logger, ctx: DaemonContext): 
     const stopTooOld = (): void => ctx.fail('cluster-too-new', EXIT.usage);
     const cluster = await checkCluster(store, featureNames()).catch(() => undefined);
     if (cluster && cluster.view.unknownEnabled.length > 0) {
-      logger.fatal(tooOldMessage(VERSION, cluster.view));
+      logger.fatal(tooOldMessage(VERSION, cluster));
       await store.close().catch(() => undefined);
       stopTooOld();
       return;

@@ -261,6 +261,8 @@ describe('the maintd binary', () => {
           `^this maintd \\(${VERSION.replaceAll('.', '\\.')}\\) is older than its cluster: feature\\(s\\) quarantine are switched on`,
         ),
       );
+      // No live master understands it: the record's `enabled_by` is all that names a release.
+      expect(fatal?.msg).toContain('install the release newer-1 ran when switching them on, or newer;');
       expect((await kv.range(`${prefix}/masters/`)).count).toBe(0);
       expect(JSON.parse((await kv.get(`${prefix}/cluster`))!.value)).toEqual(record);
     } finally {

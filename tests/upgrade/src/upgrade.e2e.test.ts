@@ -96,7 +96,7 @@ const log = (msg: string, fields: Record<string, unknown> = {}): void => {
 
 /** `GET /api/v1/masters`, as far as the checks read it. */
 interface MastersBody {
-  readonly masters: { id: string; kinds?: string[]; pools?: Record<string, number> }[];
+  readonly masters: { id: string; version: string; kinds?: string[]; pools?: Record<string, number> }[];
   readonly cluster?: {
     readonly preserve_downgrade?: boolean;
     readonly features?: {
@@ -152,6 +152,8 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     figures.install_ms = Math.round(n1.installMs);
     figures.setup_binaries_ms = Math.round(performance.now() - t0);
     log('binaries', { n1: n1.version, n: n.version, install_ms: figures.install_ms, diff: n.diff });
+    // Every check of "which release said this" below needs the two to say different versions.
+    expect(n.version, 'N (the workspace) and N-1 (the kept release) have different versions').not.toBe(n1.version);
 
     etcd = await startEtcd();
     cleanup.add(() => etcd.stop());
@@ -342,6 +344,9 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     // It names every feature it lacks: both of N's are on.
     const lacking = /older than its cluster: feature\(s\) (.*?) are switched on/.exec(refused.out)?.[1];
     expect(lacking?.split(', ').sort(), refused.out.slice(-2000)).toEqual(N_FEATURES);
+    // The release it is told to install is N's, which the live masters run.
+    const refusal = refused.out.split('\n').find((l) => l.includes('is older than its cluster'));
+    expect(refusal, 'the refusal names N').toContain(n.version);
     log('feature', { enabled_after_ms: figures.feature_enabled_ms, n1_exit: refused.code });
 
     // ---- quiesce: stop the load and the masters; one N master with no sweeps drains the queue ---
@@ -559,6 +564,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
             .sort(),
         );
         for (const m of body.masters) {
+          expect(m.version, `${m.id} version`).toBe(releaseOf(m.id) === 'N' ? n.version : n1.version);
           expect(m.kinds?.includes(EXTRA_KIND), m.id).toBe(releaseOf(m.id) === 'N');
           expect(Object.keys(m.pools ?? {}).includes(EXTRA_KIND), `${m.id} pools`).toBe(releaseOf(m.id) === 'N');
         }
@@ -582,6 +588,15 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
         expect(tj.foreignClaims, `${step}: foreign claims`).toEqual([]);
       }, 10_000);
 
+      // Each master's build info names its own release's version.
+      for (const h of live()) {
+        const text = await (await fetch(`${h.url}/metrics`)).text();
+        const version = h.current!.release === 'N' ? n.version : n1.version;
+        expect(metric(text, 'master_build_info', `version="${version}"`), `${step}: ${h.current!.id} build info`).toBe(
+          1,
+        );
+      }
+
       // The N masters' own metric of the kind counts its runs.
       const ns = live().filter((h) => h.current!.release === 'N');
       if (ns.length > 0) {
@@ -595,6 +610,11 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
         await eventually(async () => {
           const text = await (await fetch(`${service.url}/metrics`)).text();
           expect(metric(text, 'maintd_exporter_up'), `${step}: ${release} exporter up`).toBe(1);
+          const version = release === 'N' ? n.version : n1.version;
+          expect(
+            metric(text, 'maintd_exporter_build_info', `version="${version}"`),
+            `${step}: ${release} build info`,
+          ).toBe(1);
           expect(metric(text, 'master_cluster_masters'), `${step}: ${release} exporter's masters`).toBe(live().length);
           expect(metric(text, 'maintd_exporter_invalid_records') ?? 0, `${step}: ${release} invalid records`).toBe(0);
           if (step !== 'N-1 fleet')

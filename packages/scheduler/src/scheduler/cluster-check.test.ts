@@ -91,4 +91,34 @@ describe('the cluster check', () => {
     expect(older.logs.find((l) => l.level === 60)?.msg).toBe(stopped[0]);
     expect(older.scheduler.runningCount()).toBe(0);
   });
+
+  it('names, as the release to install, the version of the live masters that understand what it lacks, never its own', async () => {
+    const f = fleet();
+    const stopped: string[] = [];
+    const older = await open(f, '0.1.0', {}, (m) => stopped.push(m));
+    const newer = await open(f, '0.2.0-next.3', HELD);
+    // A master as old as the refused one is live too: its version is no answer either.
+    await open(f, '0.1.0', {});
+    await newer.store.cluster.enable(['held_tasks']);
+    older.scheduler.start();
+    await eventually(() => expect(stopped).toHaveLength(1));
+    expect(stopped[0]).toContain(
+      'feature(s) held_tasks are switched on, and it would misread what they write. Masters of 0.2.0-next.3 understand them: install 0.2.0-next.3 or newer;',
+    );
+    expect(stopped[0]).not.toMatch(/install 0\.1\.0/);
+  });
+
+  it('names the master that switched a feature on when no live master understands it', async () => {
+    const f = fleet();
+    const stopped: string[] = [];
+    const newer = await open(f, '0.2.0', HELD);
+    await newer.store.cluster.enable(['held_tasks']);
+    await newer.close();
+    const older = await open(f, '0.1.0', {}, (m) => stopped.push(m));
+    older.scheduler.start();
+    await eventually(() => expect(stopped).toHaveLength(1));
+    expect(stopped[0]).toContain(
+      `No live master understands them: install the release ${newer.config.masterId} ran when switching them on, or newer;`,
+    );
+  });
 });

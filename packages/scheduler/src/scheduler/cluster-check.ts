@@ -3,6 +3,7 @@ import {
   type ClusterRecord,
   FEATURE_SETTLE_MS,
   type ClusterView,
+  type MasterInfo,
   type TaskStore,
   clusterView,
 } from '@maintd/core';
@@ -15,6 +16,8 @@ export interface ClusterCheck {
   readonly record: ClusterRecord | undefined;
   /** Features this check switched on. */
   readonly switchedOn: readonly string[];
+  /** The live registrations the view was made from. */
+  readonly masters: readonly MasterInfo[];
 }
 
 /**
@@ -26,22 +29,36 @@ export async function checkCluster(store: TaskStore, own: readonly string[]): Pr
   const [masters, read] = await Promise.all([store.listMasters(), store.cluster.read()]);
   let record = read;
   let view = clusterView(own, masters, record);
-  if (view.unknownEnabled.length > 0 || view.ready.length === 0) return { view, record, switchedOn: [] };
+  if (view.unknownEnabled.length > 0 || view.ready.length === 0) return { view, record, switchedOn: [], masters };
   record = await store.cluster.enable(view.ready);
   const on = new Set(record.features.map((f) => f.name));
   // `ready` holds only features that were off: those on now were switched on by this check (or by a peer's at the same moment).
   const switchedOn = view.ready.filter((name) => on.has(name));
   view = clusterView(own, masters, record);
-  return { view, record, switchedOn };
+  return { view, record, switchedOn, masters };
 }
 
-/** The message a master too old for its cluster stops with. */
-export function tooOldMessage(version: string, view: ClusterView): string {
+/**
+ * The message a master too old for its cluster stops with. The release it names comes from what
+ * the cluster records: the versions of the live masters whose registration lists every feature
+ * this one lacks (so never its own, nor another's as old as it). With none of them live, the
+ * record's `enabled_by` (a master id) is all there is, so it names that master.
+ */
+export function tooOldMessage(version: string, check: ClusterCheck): string {
+  const lacking = check.view.unknownEnabled;
+  const understanding = check.masters.filter((m) => lacking.every((name) => m.features?.includes(name)));
+  const versions = [...new Set(understanding.map((m) => m.version))].sort();
+  const enabledBy = [
+    ...new Set(check.record?.features.filter((f) => lacking.includes(f.name)).map((f) => f.enabled_by)),
+  ].sort();
+  const install =
+    versions.length > 0
+      ? `Masters of ${versions.join(', ')} understand them: install ${versions.length === 1 ? versions[0] : 'the oldest of these'} or newer`
+      : `No live master understands them: install the release ${enabledBy.join(', ')} ran when switching them on, or newer`;
   return (
-    `this maintd (${version}) is older than its cluster: feature(s) ${view.unknownEnabled.join(', ')} ` +
-    `are switched on, and it would misread what they write. Install the release the other masters run ` +
-    `(${view.versions.join(', ') || 'none live'}) or newer; a downgrade is possible only before a feature is switched on ` +
-    `(docs/ARCHITECTURE.md §2.8)`
+    `this maintd (${version}) is older than its cluster: feature(s) ${lacking.join(', ')} ` +
+    `are switched on, and it would misread what they write. ${install}; a downgrade is possible only ` +
+    `before a feature is switched on (docs/ARCHITECTURE.md §2.8)`
   );
 }
 
@@ -87,10 +104,11 @@ export function clusterLoop(
   const loop = async (): Promise<void> => {
     while (!ctx.stop.aborted) {
       try {
-        const { view, record, switchedOn } = await checkCluster(store, own);
+        const check = await checkCluster(store, own);
+        const { view, record, switchedOn } = check;
         hooks.onRecord(record);
         if (view.unknownEnabled.length > 0) {
-          hooks.tooOld(tooOldMessage(version, view));
+          hooks.tooOld(tooOldMessage(version, check));
           return;
         }
         if (switchedOn.length > 0) {
