@@ -50,6 +50,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TASKS = Number(process.env.BENCH_TASKS ?? 1000);
 /** Tasks each master takes before the steady-state measurement (the cold measurement's included). */
 const WARMUP_PER_MASTER = Number(process.env.BENCH_WARMUP_PER_MASTER ?? 4000);
+/** BENCH_ETCD_METHODS=1 also prints each measurement's etcd requests per task by method. */
+const METHODS = process.env.BENCH_ETCD_METHODS === '1';
 const MASTERS = (process.env.BENCH_MASTERS ?? '1,3,6').split(',').map(Number);
 /** Seconds the masters run before the tasks are sent (past TASK_WATCH_LINGER_MS and one check). */
 const SETTLE_SECS = Number(process.env.BENCH_SETTLE_SECS ?? 66);
@@ -345,6 +347,16 @@ async function run(
   const systemCpu = (): Promise<number> => summed('process_cpu_system_seconds_total');
   const etcdCalls = async (): Promise<number> =>
     sample(await (await fetch(etcdMetrics)).text(), 'grpc_server_handled_total', 'grpc_type="unary"');
+  /** Unary etcd requests by method (`Txn`, `Range`, ...), for BENCH_ETCD_METHODS. */
+  const etcdMethods = async (): Promise<Map<string, number>> => {
+    const byMethod = new Map<string, number>();
+    for (const line of (await (await fetch(etcdMetrics)).text()).split('\n')) {
+      if (!line.startsWith('grpc_server_handled_total{') || !line.includes('grpc_type="unary"')) continue;
+      const method = /grpc_method="([^"]+)"/.exec(line)?.[1] ?? '?';
+      byMethod.set(method, (byMethod.get(method) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+    }
+    return byMethod;
+  };
   // Counted from etcd, not asked of the masters: polling their API would bill its cost to the tasks.
   const finished = await watchFinished(endpoints, prefixes);
   // Distinct stores (no dedupe), spread over the masters' APIs as a load balancer would.
@@ -376,12 +388,20 @@ async function run(
   /** Sends tasks `from` to `from + TASKS`: what they cost the masters, per task. */
   const measure = async (from: number): Promise<Measured> => {
     const [cpu0, system0, calls0] = [await cpu(), await systemCpu(), await etcdCalls()];
+    const methods0 = METHODS ? await etcdMethods() : undefined;
     const threads0 = threadTicks(pids);
     const t0 = performance.now();
     await send(from, from + TASKS);
     const seconds = (performance.now() - t0) / 1000;
     const threads1 = threadTicks(pids);
     const cpuMs = (((await cpu()) - cpu0) * 1000) / TASKS;
+    if (methods0) {
+      const perTask = [...(await etcdMethods())]
+        .map(([method, n]) => [method, (n - (methods0.get(method) ?? 0)) / TASKS] as const)
+        .filter(([, n]) => n > 0)
+        .map(([method, n]) => `${method} ${n.toFixed(2)}`);
+      console.log(`  ${options.label ?? masters} masters, etcd requests per task by method: ${perTask.join(', ')}`);
+    }
     // The split in ticks applied to the exact total: no need to know the kernel's tick rate.
     const ticks = threads0 && threads1 && threads1.main + threads1.other - threads0.main - threads0.other;
     return {
