@@ -30,6 +30,9 @@
  * production master runs with), so the figures include pruning the history; unset, the limit is
  * above the run's task count and nothing is pruned.
  *
+ * BENCH_ETCD_METHODS=1 also prints each measurement's etcd requests per task by method (`Txn`,
+ * `Range`, `Put`): claims and finishes are transactions (grouped under load), page reads ranges.
+ *
  * BENCH_MASTER_CPUS=<list> runs the masters under `taskset -c <list>`; with the rest of the run
  * kept off those CPUs (`taskset -c 1 env BENCH_MASTER_CPUS=0 pnpm bench:fleet`), a master's CPU
  * is its own work, not also the cost of sharing a core with etcd and the workers.
