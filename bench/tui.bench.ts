@@ -13,17 +13,22 @@
  * Goals (issue 16): ≤ 16 ms per frame (p95) at 80×24, 120×40 and 160×48; CPU under 10 % of a
  * core at 100 changes/s.
  *
- * BENCH_TUI_DIST=<path of a dist/index.js> runs the same measurements against another build of
- * the dashboard (a copy of an earlier commit's), for before/after figures from one machine.
+ * What it measures is `@maintd/tui` as a user's `npm i` installs it: packed with `pnpm pack`
+ * (with `@maintd/core`, which it depends on) and installed with npm into a scratch directory, where
+ * none of the workspace's node_modules or patches apply (apps/tui/test/installed.ts); it drives the
+ * building blocks the installed bundle exports. BENCH_TUI_DIST=<path of a dist/index.js> runs the
+ * same measurements against another build instead: the workspace's own (apps/tui/dist/index.js),
+ * or a copy of an earlier commit's, for before/after figures from one machine.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cooldown, startFakeMaster } from '../apps/tui/test/fake-master.js';
+import { installPackedTui } from '../apps/tui/test/installed.js';
 import { StaticFleetSource } from '../apps/tui/test/static-source.js';
 import type * as TuiModule from '../apps/tui/dist/index.js';
 import type { Cooldown, FleetData, FleetSource, MaintdEvent, Store, Task } from '../apps/tui/dist/index.js';
@@ -166,14 +171,19 @@ const ms = (x: number): string => x.toFixed(2);
 async function main(): Promise<void> {
   // React and Ink's reconciler choose their build when first loaded: production, as the binary.
   process.env.NODE_ENV = 'production';
+  const other = process.env.BENCH_TUI_DIST;
+  const installed = other ? undefined : await installPackedTui();
+  // Deleted however the run ends: main() leaves through process.exit.
+  if (installed) process.once('exit', () => rmSync(installed.dir, { recursive: true, force: true }));
   // eslint-disable-next-line no-restricted-syntax -- the build to measure is chosen at run time
-  const tui = (await import(
-    process.env.BENCH_TUI_DIST ? pathToFileURL(process.env.BENCH_TUI_DIST).href : '../apps/tui/dist/index.js'
-  )) as typeof TuiModule;
+  const tui = (await import(pathToFileURL(other ?? installed!.main).href)) as typeof TuiModule;
   const { renderDashboard, applyEvents, cooldownMap, EMPTY_FLEET, FleetFeed, MaintdClient } = tui;
 
+  console.log(`maintd-top benchmark — ${COOLDOWNS.toLocaleString('en-US')} cooldowns and stores`);
   console.log(
-    `maintd-top benchmark — ${COOLDOWNS.toLocaleString('en-US')} cooldowns and stores${process.env.BENCH_TUI_DIST ? ` (build: ${process.env.BENCH_TUI_DIST})` : ''}`,
+    installed
+      ? `measured: ${installed.name}@${installed.version}, installed with npm from its packed tarball`
+      : `measured: the build at ${other} (BENCH_TUI_DIST)`,
   );
 
   // 1. Frame time, synchronous (BENCH_PHASES=live skips it).

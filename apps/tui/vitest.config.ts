@@ -17,7 +17,11 @@ export default defineConfig({
         extends: true,
         test: { name: 'unit', include: ['src/**/*.test.{ts,tsx}'], exclude: ['src/**/*.e2e.test.{ts,tsx}'] },
       },
-      { extends: true, test: { name: 'e2e', include: ['src/**/*.e2e.test.{ts,tsx}'] } },
+      {
+        extends: true,
+        // The e2e tests run the dashboard as npm installs it: packed and installed once per run.
+        test: { name: 'e2e', include: ['src/**/*.e2e.test.{ts,tsx}'], globalSetup: ['./test/installed-setup.ts'] },
+      },
     ],
     reporters: ['default', 'json'],
     outputFile: { json: './test-results/vitest.json' },

@@ -1,18 +1,18 @@
 /**
  * End to end in a real terminal: the real `maintd` master (embedded store) against the project's
- * simulated workers (`maintd-sim workers`: real HTTP workers, one broken store), and the built
- * `maintd-top` running in tmux, driven with send-keys and read with capture-pane. Needs
- * `pnpm build` (of this package, the master and the sim) and tmux.
+ * simulated workers (`maintd-sim workers`: real HTTP workers, one broken store), and `maintd-top`
+ * as npm installs it (packed and installed once per run by the e2e project's global setup,
+ * test/installed-setup.ts) running in tmux, driven with send-keys and read with capture-pane.
+ * Needs `pnpm build` (of this package, core, the master and the sim), npm and tmux.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
-const TUI_BIN = fileURLToPath(new URL('../bin/maintd-top.js', import.meta.url));
-const TUI_DIST = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const TUI_BIN = inject('installedTuiBin');
 const MASTER_BIN = fileURLToPath(new URL('../../master/bin/maintd.js', import.meta.url));
 const MASTER_DIST = fileURLToPath(new URL('../../master/dist/main.js', import.meta.url));
 const SIM_BIN = fileURLToPath(new URL('../../sim/bin/maintd-sim.js', import.meta.url));
@@ -196,7 +196,6 @@ describe('maintd-top in a real terminal against a real master', () => {
 
   beforeAll(async () => {
     for (const [file, what] of [
-      [TUI_DIST, 'apps/tui'],
       [MASTER_DIST, 'apps/master'],
       [SIM_DIST, 'apps/sim'],
     ] as const) {

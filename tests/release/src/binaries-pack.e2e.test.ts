@@ -18,10 +18,20 @@ interface Manifest {
   readonly dependencies?: Record<string, string>;
 }
 
+/**
+ * `licences`: a package that bundles third-party code (the dashboard, Ink) ships their licence
+ * texts, and its bundle's chunks (dist/chunks/: code only a dynamic import loads).
+ */
 const BINARIES = [
-  { dir: 'apps/master', name: '@maintd/master', command: 'maintd', file: 'maintd.js' },
-  { dir: 'apps/exporter', name: '@maintd/exporter', command: 'maintd-exporter', file: 'maintd-exporter.js' },
-  { dir: 'apps/tui', name: '@maintd/tui', command: 'maintd-top', file: 'maintd-top.js' },
+  { dir: 'apps/master', name: '@maintd/master', command: 'maintd', file: 'maintd.js', licences: false },
+  {
+    dir: 'apps/exporter',
+    name: '@maintd/exporter',
+    command: 'maintd-exporter',
+    file: 'maintd-exporter.js',
+    licences: false,
+  },
+  { dir: 'apps/tui', name: '@maintd/tui', command: 'maintd-top', file: 'maintd-top.js', licences: true },
 ] as const;
 
 /**
@@ -29,7 +39,7 @@ const BINARIES = [
  * packages into dist/main.js), checks what the tarball holds, runs it with only its declared
  * runtime dependencies beside it, and lints it with publint and @arethetypeswrong.
  */
-describe.each(BINARIES)('the packed $name tarball', ({ dir, name, command, file }) => {
+describe.each(BINARIES)('the packed $name tarball', ({ dir, name, command, file, licences }) => {
   const appDir = join(repoRoot, dir);
   let scratch: string;
   let tarball: string;
@@ -63,9 +73,14 @@ describe.each(BINARIES)('the packed $name tarball', ({ dir, name, command, file 
       'package/dist/main.js',
       'package/dist/main.js.map',
       'package/package.json',
+      ...(licences ? ['package/dist/THIRD-PARTY-LICENSES.txt'] : []),
     ];
+    const chunks = files.filter((f) => /^package\/dist\/chunks\/[\w-]+\.js(\.map)?$/.test(f));
+    expect(chunks.length > 0).toBe(licences);
     // README always; CHANGELOG.md once a release has written one.
-    expect(files.filter((f) => !/^package\/(README|CHANGELOG)\.md$/.test(f))).toEqual(expected.sort());
+    expect(files.filter((f) => !/^package\/(README|CHANGELOG)\.md$/.test(f) && !chunks.includes(f))).toEqual(
+      expected.sort(),
+    );
     expect(files).toContain('package/README.md');
   });
 
@@ -85,6 +100,17 @@ describe.each(BINARIES)('the packed $name tarball', ({ dir, name, command, file 
     const bundle = await readFile(join(installed, 'dist/main.js'), 'utf8');
     const imported = new Set([...bundle.matchAll(/^import .* from "(@maintd\/[^/"]+)/gm)].map((m) => m[1]));
     expect([...imported].filter((p) => p !== '@maintd/core')).toEqual([]);
+  });
+
+  it.runIf(licences)('ships the licence text of every third-party package its bundle holds', async () => {
+    const notices = await readFile(join(installed, 'dist/THIRD-PARTY-LICENSES.txt'), 'utf8');
+    expect(notices).toMatch(/^ink@6\.8\.0 \(MIT\)$/m);
+    expect(notices).toContain('Copyright (c) Vadim Demedes');
+    expect(notices).toMatch(/^yoga-layout@\S+ \(MIT\)$/m);
+    // The bundle holds Ink, as patched in the workspace; React stays the one copy npm installs.
+    const bundle = await readFile(join(installed, 'dist/main.js'), 'utf8');
+    expect(bundle).toContain('function styledCharsOf(');
+    expect(bundle).toMatch(/^import .* from "react";$/m);
   });
 
   it('passes publint', async () => {
