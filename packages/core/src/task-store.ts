@@ -98,13 +98,8 @@ export class TaskStore {
 
   /** Revokes the session: claims still held are recovered by peers at once. */
   async close(): Promise<void> {
-    await this.#parts.lane.close();
+    this.#parts.lane.setFeed(false);
     await this.session.close();
-  }
-
-  /** Keeps a watch-fed mirror of the manual lane from now on, so that claims read none (close() stops it). */
-  followManualLane(): void {
-    this.#parts.lane.follow();
   }
 
   /**
@@ -146,11 +141,13 @@ export class TaskStore {
 
   /**
    * Hands this store what a watch on `keys.queuePrefix()` reported, so that claims take their candidates from a mirror of
-   * each queue's head: only between {@link TaskStore.setQueueFeed}(true) and (false); without it, claims read the queue.
+   * each queue's head, and their manual tasks from a mirror of the manual lane: only between
+   * {@link TaskStore.setQueueFeed}(true) and (false); without it, claims read the queue and the lane.
    */
   observeQueue(events: readonly WatchEvent[]): void {
     this.#parts.queue.apply(events);
     this.#parts.shares.observeQueue(events);
+    this.#parts.lane.observe(events);
   }
 
   /**
@@ -159,6 +156,7 @@ export class TaskStore {
    */
   setQueueFeed(live: boolean): void {
     this.#parts.queue.setLive(live);
+    this.#parts.lane.setFeed(live);
   }
 
   /**

@@ -90,8 +90,6 @@ export class Scheduler {
   start(): void {
     if (this.#started) return;
     this.#started = true;
-    // Claims then find operators' runs in a mirror of the manual lane, with no read each.
-    this.#d.store.followManualLane();
     const { intervals, sweeps } = this.#d.config;
     const jobs: PeriodicJob[] = [
       { name: SCAN_JOB, intervalSecs: intervals.statsScanSecs, run: () => this.scanOnce() },

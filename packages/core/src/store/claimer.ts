@@ -51,6 +51,8 @@ interface Attempts {
 
 /** What `#tryClaim` returns when another claimer took the task first. */
 const LOST = Symbol('lost');
+/** What `#tryClaim` returns when the task is queued no longer (or has no record). */
+const GONE = Symbol('gone');
 
 /** A claimed task, held under this instance's session. Pass it back to {@link TaskStore.finish}. */
 export interface Claim {
@@ -186,13 +188,16 @@ export class Claimer {
         try {
           if (!this.#known.has(c.id) && !records.has(c.id)) await this.#readAhead(candidates, i, records, seen);
           const claim = await this.#tryClaim(c.kind, c.id, locked, leaseId, hold, records.get(c.id));
+          // Not queued any more: a lane key a release before the lane left behind (loaded with the
+          // lane, and no queue event removes it), or a peer's claim the mirror has not seen yet.
+          if (lane && (claim === LOST || claim === GONE)) this.#lane.noted(c.kind, c.id, false);
           if (claim === LOST) {
             // Another master took it: every loser of that race would otherwise try the next oldest
             // together and lose again, one fewer each time. Each loss widens the window the next
             // try is drawn from, so contenders spread out while an uncontended claim stays FIFO.
             spread = Math.min(spread * 2, CLAIM_SPREAD_MAX);
             candidates.spread(i + 1, spread, () => this.#ctx.random.next());
-          } else if (claim) {
+          } else if (claim && claim !== GONE) {
             this.#spread = Math.max(1, spread >> 1);
             return claim;
           }
@@ -278,12 +283,12 @@ export class Claimer {
     leaseId: string,
     hold: boolean,
     readAhead?: KeyValue,
-  ): Promise<Claim | typeof LOST | undefined> {
+  ): Promise<Claim | typeof LOST | typeof GONE | undefined> {
     const { kv, keys: k, clock, masterId } = this.#ctx;
     let current: KnownRecord | undefined = this.#known.take(id);
     if (!current) {
       // Not remembered, so read ahead by the caller; absent there means no such record.
-      if (!readAhead) return undefined;
+      if (!readAhead) return GONE;
       current = { task: decode(TaskRecordSchema, readAhead), modRevision: readAhead.modRevision };
     }
     // The park of the task's pair as last seen (0: none), when the claim must check it.
@@ -293,7 +298,7 @@ export class Claimer {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { task, modRevision }: KnownRecord = current;
       if (task.state === 'running') return LOST;
-      if (task.state !== 'queued' || task.kind !== kind) return undefined;
+      if (task.state !== 'queued' || task.kind !== kind) return GONE;
       const lockKey = k.targetLock(task.target);
       if (locked.has(lockKey)) return undefined;
       if (task.depends_on) {
@@ -356,7 +361,7 @@ export class Claimer {
         if (lock.kv.value === id) return LOST;
         locked.add(lockKey);
       }
-      if (fresh?.type !== 'get' || !fresh.kv) return undefined;
+      if (fresh?.type !== 'get' || !fresh.kv) return GONE;
       if (fresh.kv.modRevision !== modRevision) {
         // Stale: try once more on the record the failure branch returned.
         if (attempt > 0) return undefined;

@@ -21,7 +21,7 @@ import type { StoreContext } from './context.js';
 import { type CooldownStore, type RecordFailureResult, cooldownRead, failureEvents } from './cooldown-store.js';
 import type { TaskHistory } from './history.js';
 import type { KnownRecords, LocalClaims } from './local-state.js';
-import type { ManualLane } from './manual-lane.js';
+import { MANUAL_QUEUE_MARK, type ManualLane, queueValue } from './manual-lane.js';
 import type { QueueMirror } from './queue-mirror.js';
 import { scan } from './scan.js';
 import { resumed } from './held.js';
@@ -139,7 +139,7 @@ export class TaskLifecycle {
     };
     const writes: TxnOp[] = [
       { type: 'put', key: k.task(task.id), value: encodeTask(task) },
-      { type: 'put', key: k.queue(kind, task.id), value: '' },
+      { type: 'put', key: k.queue(kind, task.id), value: queueValue(task.source) },
     ];
     // An operator's run is on the store's timeline and in the manual lane, with the task it queued.
     const manual = task.source === 'manual';
@@ -202,7 +202,7 @@ export class TaskLifecycle {
       [{ key: k.task(task.id), target: 'modRevision', op: '==', value: modRevision }],
       [
         { type: 'put', key: k.task(task.id), value: encodeTask(next) },
-        { type: 'put', key: k.queue(task.kind, task.id), value: '' },
+        { type: 'put', key: k.queue(task.kind, task.id), value: MANUAL_QUEUE_MARK },
         { type: 'put', key: k.manual(task.kind, task.id), value: '' },
         { type: 'delete', key: k.held(task.kind, task.target, task.id) },
         ...timeline.ops,
@@ -377,7 +377,7 @@ export class TaskLifecycle {
         { type: 'delete', key: k.running(id) },
       ];
       if (giveUp && !task.depends_on) ops.push({ type: 'delete', key: k.dedupe(task.kind, task.target) });
-      if (!giveUp) ops.push({ type: 'put', key: k.queue(task.kind, id), value: '' });
+      if (!giveUp) ops.push({ type: 'put', key: k.queue(task.kind, id), value: queueValue(task.source) });
       if (!giveUp && task.source === 'manual') ops.push({ type: 'put', key: k.manual(task.kind, id), value: '' });
       const res = await kv.txn(
         [

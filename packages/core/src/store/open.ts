@@ -33,7 +33,6 @@ export async function openStore(options: TaskStoreOptions): Promise<OpenedStore>
     await parts.history.maybePrune();
     return { keys, session, policy, parts, recovered };
   } catch (err) {
-    await parts.lane.close();
     await session.close();
     throw err;
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MANUAL_STREAK } from '../store/claimer.js';
+import { MANUAL_QUEUE_MARK } from '../store/manual-lane.js';
 import type { TaskStore } from '../task-store.js';
 import type { StoreContractFixture } from './store-contract-fixture.js';
 
@@ -81,15 +82,26 @@ export function laneContract(fx: StoreContractFixture): void {
       expect((await kv.range(s.keys.manualPrefix())).kvs).toEqual([]);
     });
 
-    it('finds a peer’s manual task through the followed lane', async () => {
+    it('finds a peer’s manual task once the store is fed its queue watch', async () => {
       const a = await open();
       const b = await open();
       await sweepTasks(a, 2);
       const manual = (await b.enqueue('merge_wal', 'urgent', { source: 'manual' })).task.id;
-      // Followed from now: the mirror loads the lane before it is live, and until then a claim
-      // reads the lane, so the peer's task is found either way.
-      a.followManualLane();
+      // Fed from now: the lane's mirror loads before it is live, and until then a claim reads the
+      // lane, so the peer's task is found either way.
+      const kv = await fx.h.connect();
+      await kv.watch(a.keys.queuePrefix(), (events) => a.observeQueue(events));
+      a.setQueueFeed(true);
       expect((await claimOrFail(a, ['merge_wal'])).task.id).toBe(manual);
+    });
+
+    it('marks a manual task’s queue key, which a fed peer’s lane mirror is kept by, and no automatic one', async () => {
+      const s = await open();
+      const [auto] = await sweepTasks(s, 1);
+      const manual = (await s.enqueue('merge_wal', 'urgent', { source: 'manual' })).task.id;
+      const kv = await fx.h.connect();
+      expect((await kv.get(s.keys.queue('merge_wal', manual)))?.value).toBe(MANUAL_QUEUE_MARK);
+      expect((await kv.get(s.keys.queue('merge_wal', auto!)))?.value).toBe('');
     });
   });
 }
