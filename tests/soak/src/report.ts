@@ -1,0 +1,61 @@
+import type { Series } from './sampler.js';
+import { type Verdict, type WindowFigure, judge, windowMedians } from './windows.js';
+
+/** A series in the report: its windows and, when it is a goal, its verdict. */
+export interface ReportRow {
+  readonly name: string;
+  readonly windows: readonly WindowFigure[];
+  readonly verdict: Verdict;
+  /** Whether the verdict counts toward the run's result. */
+  readonly judged: boolean;
+}
+
+/**
+ * A section of etcd is judged once it holds this many keys: smaller ones (masters, locks, a
+ * queue between sweeps) swing by whole multiples from one sample to the next without growing.
+ */
+export const JUDGED_SECTION_KEYS = 100;
+
+const isJudged = (name: string, windows: readonly WindowFigure[]): boolean => {
+  if (!name.startsWith('etcd keys ') || name === 'etcd keys total') return true;
+  return (windows[1]?.median ?? 0) >= JUDGED_SECTION_KEYS;
+};
+
+/** The rows of the report: daemons first (heap, RSS), then etcd's total and sections. */
+export function reportRows(series: Series, bounds: readonly { fromMin: number; toMin: number }[]): ReportRow[] {
+  const names = [...series.keys()].sort((x, y) => {
+    const rank = (n: string): number => (n.startsWith('etcd keys total') ? 1 : n.startsWith('etcd keys') ? 2 : 0);
+    return rank(x) - rank(y) || x.localeCompare(y);
+  });
+  return names.map((name) => {
+    const windows = windowMedians(series.get(name) ?? [], bounds);
+    return { name, windows, verdict: judge(windows), judged: isJudged(name, windows) };
+  });
+}
+
+const fmt = (name: string, v: number | undefined): string => {
+  if (v === undefined) return '–';
+  if (name.endsWith(' heap') || name.endsWith(' rss')) return `${(v / 1024 / 1024).toFixed(1)} MB`;
+  return String(Math.round(v));
+};
+
+const minutes = (m: number): string => (Number.isInteger(m) ? String(m) : m.toFixed(1));
+
+/** The report as a Markdown table (one column per window, the first being warm-up) and verdicts. */
+export function formatReport(rows: readonly ReportRow[]): string {
+  const first = rows[0];
+  if (!first) return '(no samples)';
+  const heads = first.windows.map(
+    (w, i) => `${i === 0 ? 'warm-up ' : ''}${minutes(w.fromMin)}–${minutes(w.toMin)} min`,
+  );
+  const lines = [
+    `| series | ${heads.join(' | ')} | first → last | verdict |`,
+    `| --- | ${heads.map(() => '---:').join(' | ')} | ---: | --- |`,
+  ];
+  for (const r of rows) {
+    const ratio = r.verdict.ratio === undefined ? '–' : `×${r.verdict.ratio.toFixed(2)}`;
+    const verdict = r.judged ? (r.verdict.pass ? 'pass' : 'FAIL') : 'shown';
+    lines.push(`| ${r.name} | ${r.windows.map((w) => fmt(r.name, w.median)).join(' | ')} | ${ratio} | ${verdict} |`);
+  }
+  return lines.join('\n');
+}
