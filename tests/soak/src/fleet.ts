@@ -36,6 +36,7 @@ export const SOAK_MASTER_ENV: Readonly<Record<string, string>> = {
   TASK_COOLDOWN_MAX_PERCENT: '50',
   TASK_HISTORY_LIMIT: '1000',
   TASK_TIMELINE_LIMIT: '10',
+  AUDIT_LIMIT: '10000',
   WORKER_TIMEOUT_SECS: '10',
   LOG_LEVEL: 'warn',
 };

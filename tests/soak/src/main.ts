@@ -3,10 +3,10 @@ import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { EtcdKv } from '@maintd/core';
 import { ErrorLog } from './errors.js';
-import { type Daemon, startFleet } from './fleet.js';
+import { type Daemon, SOAK_MASTER_ENV, startFleet } from './fleet.js';
 import { GROWTH_LIMIT, parseOptions } from './options.js';
 import { formatReport, reportRows } from './report.js';
-import { Sampler } from './sampler.js';
+import { Sampler, TIMELINE_FULLEST } from './sampler.js';
 import { runTraffic } from './traffic.js';
 import { windowBounds } from './windows.js';
 
@@ -80,7 +80,17 @@ async function main(): Promise<number> {
   await kv.close();
   await fleet.stop();
 
-  const rows = reportRows(sampler.series, windowBounds(o.minutes, o.warmupMinutes, o.windowMinutes));
+  const limit = Number(SOAK_MASTER_ENV.TASK_TIMELINE_LIMIT);
+  const rows = reportRows(sampler.series, windowBounds(o.minutes, o.warmupMinutes, o.windowMinutes), {
+    // docs/ARCHITECTURE.md §2.7: a pair holds at most the limit plus nine events per master
+    // between trims; the audit trail its AUDIT_LIMIT.
+    bounds: {
+      [TIMELINE_FULLEST]: limit + 9 * fleet.masters.length,
+      'etcd keys audit': Number(SOAK_MASTER_ENV.AUDIT_LIMIT),
+    },
+    // A snapshot leaves a process's RSS at the snapshot's peak: not the daemon's own.
+    unjudged: (name) => o.heapSnapshots && name.endsWith(' rss'),
+  });
   const goals = rows.filter((r) => r.judged);
   const pass = goals.every((r) => r.verdict.pass) && errors.total === 0;
   console.log(`\n${formatReport(rows)}\n`);
@@ -89,6 +99,10 @@ async function main(): Promise<number> {
   );
   console.log(`errors: ${errors.total}${errors.total ? `\n  ${errors.lines().join('\n  ')}` : ''}`);
   for (const f of snapshots) console.log(`heap snapshot: ${f}`);
+  if (o.heapSnapshots)
+    console.log(
+      'with --heap-snapshots RSS is shown, not judged, and errors may be the snapshots’: a snapshot freezes a master for up to a minute on a busy machine',
+    );
   console.log(
     `verdict: ${pass ? 'PASS' : 'FAIL'} (each judged series' last window ≤ ${GROWTH_LIMIT}× its first after warm-up, 0 errors)`,
   );

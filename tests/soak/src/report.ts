@@ -8,6 +8,8 @@ export interface ReportRow {
   readonly verdict: Verdict;
   /** Whether the verdict counts toward the run's result. */
   readonly judged: boolean;
+  /** The bound every sample must stay within, for a series judged by its bound. */
+  readonly bound?: number;
 }
 
 /**
@@ -16,20 +18,47 @@ export interface ReportRow {
  */
 export const JUDGED_SECTION_KEYS = 100;
 
+/** How the rows are judged beyond growth. */
+export interface JudgeOptions {
+  /**
+   * Series held to a bound rather than to growth: a section that fills toward its bound by design
+   * (the timeline's pairs, the audit trail) passes while every sample is within it.
+   */
+  readonly bounds?: Readonly<Record<string, number>>;
+  /** Series shown but not judged (RSS after a heap snapshot, which leaves it at the snapshot's peak). */
+  readonly unjudged?: (name: string) => boolean;
+}
+
 const isJudged = (name: string, windows: readonly WindowFigure[]): boolean => {
   if (!name.startsWith('etcd keys ') || name === 'etcd keys total') return true;
   return (windows[1]?.median ?? 0) >= JUDGED_SECTION_KEYS;
 };
 
 /** The rows of the report: daemons first (heap, RSS), then etcd's total and sections. */
-export function reportRows(series: Series, bounds: readonly { fromMin: number; toMin: number }[]): ReportRow[] {
+export function reportRows(
+  series: Series,
+  windowBounds: readonly { fromMin: number; toMin: number }[],
+  o: JudgeOptions = {},
+): ReportRow[] {
   const names = [...series.keys()].sort((x, y) => {
-    const rank = (n: string): number => (n.startsWith('etcd keys total') ? 1 : n.startsWith('etcd keys') ? 2 : 0);
+    const rank = (n: string): number => (n.startsWith('etcd keys total') ? 1 : n.startsWith('etcd') ? 2 : 0);
     return rank(x) - rank(y) || x.localeCompare(y);
   });
   return names.map((name) => {
-    const windows = windowMedians(series.get(name) ?? [], bounds);
-    return { name, windows, verdict: judge(windows), judged: isJudged(name, windows) };
+    const samples = series.get(name) ?? [];
+    const windows = windowMedians(samples, windowBounds);
+    const bound = o.bounds?.[name];
+    const grown = judge(windows);
+    if (bound !== undefined) {
+      return {
+        name,
+        windows,
+        verdict: { ...grown, pass: samples.every((s) => s.value <= bound) },
+        judged: true,
+        bound,
+      };
+    }
+    return { name, windows, verdict: grown, judged: !o.unjudged?.(name) && isJudged(name, windows) };
   });
 }
 
@@ -54,7 +83,7 @@ export function formatReport(rows: readonly ReportRow[]): string {
   ];
   for (const r of rows) {
     const ratio = r.verdict.ratio === undefined ? '–' : `×${r.verdict.ratio.toFixed(2)}`;
-    const verdict = r.judged ? (r.verdict.pass ? 'pass' : 'FAIL') : 'shown';
+    const verdict = `${r.judged ? (r.verdict.pass ? 'pass' : 'FAIL') : 'shown'}${r.bound === undefined ? '' : ` (≤ ${r.bound})`}`;
     lines.push(`| ${r.name} | ${r.windows.map((w) => fmt(r.name, w.median)).join(' | ')} | ${ratio} | ${verdict} |`);
   }
   return lines.join('\n');

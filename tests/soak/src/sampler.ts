@@ -22,6 +22,21 @@ export function keysBySection(prefix: string, keys: readonly string[]): Map<stri
   return out;
 }
 
+/** The most events any one (kind, store) holds on its timeline (`timeline/<kind>/<hex>/<id>` keys). */
+export function fullestTimeline(prefix: string, keys: readonly string[]): number {
+  const perPair = new Map<string, number>();
+  const section = `${prefix}/timeline/`;
+  for (const key of keys) {
+    if (!key.startsWith(section)) continue;
+    const pair = key.slice(section.length).split('/', 2).join('/');
+    perPair.set(pair, (perPair.get(pair) ?? 0) + 1);
+  }
+  return Math.max(0, ...perPair.values());
+}
+
+/** The series of {@link fullestTimeline}. */
+export const TIMELINE_FULLEST = 'etcd timeline, fullest pair';
+
 /** Named series of samples, as the run collects them. */
 export type Series = Map<string, Sample[]>;
 
@@ -62,15 +77,14 @@ export class Sampler {
       push(this.series, `${daemon.name} rss`, { atMin, value: await rssBytes(daemon.child.pid) });
     }
     const { kvs } = await this.#kv.range(`${this.#prefix}/`, { keysOnly: true });
-    const sections = keysBySection(
-      this.#prefix,
-      kvs.map((kv) => kv.key),
-    );
+    const keys = kvs.map((kv) => kv.key);
+    const sections = keysBySection(this.#prefix, keys);
     for (const name of this.series.keys())
       if (name.startsWith('etcd keys ') && name !== 'etcd keys total' && !sections.has(name.slice(10)))
         push(this.series, name, { atMin, value: 0 });
     for (const [section, n] of sections) push(this.series, `etcd keys ${section}`, { atMin, value: n });
     push(this.series, 'etcd keys total', { atMin, value: kvs.length });
+    push(this.series, TIMELINE_FULLEST, { atMin, value: fullestTimeline(this.#prefix, keys) });
   }
 
   /** Writes a heap snapshot of each daemon named in `names` to `<dir>/<name>-<label>.heapsnapshot`. */
