@@ -9,19 +9,23 @@ const windows = [
 const series = (...values: number[]) => values.map((value, i) => ({ atMin: i + 0.5, value }));
 
 describe('reportRows', () => {
-  it('judges daemons and the key total by growth, and small sections not at all', () => {
+  it('judges daemons and the keys outside the filling sections by growth, small and filling sections not at all', () => {
     const rows = reportRows(
       new Map([
         ['master a heap', series(10e6, 30e6, 36e6)],
-        ['etcd keys total', series(100, 1000, 1100)],
+        ['etcd keys total', series(100, 1000, 1400)],
+        ['etcd keys total, less timeline and audit', series(100, 900, 1000)],
         ['etcd keys masters', series(1, 2, 4)],
+        ['etcd keys timeline', series(10, 100, 400)],
       ]),
       windows,
     );
     expect(rows.map((r) => [r.name, r.judged, r.verdict.pass])).toEqual([
       ['master a heap', true, false],
-      ['etcd keys total', true, true],
+      ['etcd keys total', false, false],
+      ['etcd keys total, less timeline and audit', true, true],
       ['etcd keys masters', false, false],
+      ['etcd keys timeline', false, false],
     ]);
   });
 

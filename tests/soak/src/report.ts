@@ -1,4 +1,4 @@
-import type { Series } from './sampler.js';
+import { ETCD_KEYS_HELD, FILLING_SECTIONS, type Series } from './sampler.js';
 import { type Verdict, type WindowFigure, judge, windowMedians } from './windows.js';
 
 /** A series in the report: its windows and, when it is a goal, its verdict. */
@@ -30,7 +30,9 @@ export interface JudgeOptions {
 }
 
 const isJudged = (name: string, windows: readonly WindowFigure[]): boolean => {
-  if (!name.startsWith('etcd keys ') || name === 'etcd keys total') return true;
+  if (name === 'etcd keys total') return false;
+  if (!name.startsWith('etcd keys ') || name === ETCD_KEYS_HELD) return true;
+  if (FILLING_SECTIONS.some((section) => name === `etcd keys ${section}`)) return false;
   return (windows[1]?.median ?? 0) >= JUDGED_SECTION_KEYS;
 };
 

@@ -34,6 +34,17 @@ export function fullestTimeline(prefix: string, keys: readonly string[]): number
   return Math.max(0, ...perPair.values());
 }
 
+/**
+ * Sections that fill toward a bound by design for days, not minutes: the timeline (each pair up
+ * to `TASK_TIMELINE_LIMIT` events for `TASK_TIMELINE_TTL_SECS`, pairs as failures and operators
+ * reach new stores) and the audit trail (`AUDIT_LIMIT` entries, one per operator action). Their
+ * bounds are judged instead (the fullest pair, the trail's count).
+ */
+export const FILLING_SECTIONS = ['timeline', 'audit'] as const;
+
+/** etcd's keys outside {@link FILLING_SECTIONS}: what must stay flat. */
+export const ETCD_KEYS_HELD = 'etcd keys total, less timeline and audit';
+
 /** The series of {@link fullestTimeline}. */
 export const TIMELINE_FULLEST = 'etcd timeline, fullest pair';
 
@@ -84,6 +95,8 @@ export class Sampler {
         push(this.series, name, { atMin, value: 0 });
     for (const [section, n] of sections) push(this.series, `etcd keys ${section}`, { atMin, value: n });
     push(this.series, 'etcd keys total', { atMin, value: kvs.length });
+    const filling = FILLING_SECTIONS.reduce((n, section) => n + (sections.get(section) ?? 0), 0);
+    push(this.series, ETCD_KEYS_HELD, { atMin, value: kvs.length - filling });
     push(this.series, TIMELINE_FULLEST, { atMin, value: fullestTimeline(this.#prefix, keys) });
   }
 

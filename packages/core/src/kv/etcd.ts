@@ -138,7 +138,7 @@ export class EtcdKv implements Kv {
     const id = await this.#call(() => lease.grant());
     // Only keepalives need stopping at close. A lease left to expire by itself (a cooldown
     // record's, one per failure, never revoked once used) kept here would be held for the life of
-    // the process: docs/ARCHITECTURE.md §2.3.
+    // the process: docs/ARCHITECTURE.md §3.6.
     if (keepAlive) this.#leases.add(handle);
     return {
       id,
