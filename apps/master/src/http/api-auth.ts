@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { type ApiToken, type TokenScope, findToken, scopeAllows } from '../auth/api-token.js';
 import { type SubjectGrant, findSubjectGrant } from '../auth/subject-grant.js';
 import { type AppEnv, isMutation, remoteAddress } from './context.js';
+import { logLimiter } from './log-limit.js';
 import { verifiedPeerSubject } from './peer-certificate.js';
 
 /** What {@link apiAuth} checks requests against. */
@@ -26,7 +27,7 @@ type Failure = 'missing' | 'unknown' | 'scope' | 'query_token';
 const QUERY_TOKEN_PARAMS = ['token', 'access_token'] as const;
 /** A client's failed attempts are logged at most once per this. */
 const LOG_EVERY_MS = 60_000;
-/** Clients remembered for the log's rate limit before the stale ones are forgotten. */
+/** Clients remembered for the log's rate limit at most (docs/ARCHITECTURE.md §3.4). */
 const MAX_REMEMBERED = 10_000;
 /** Reads that stay open whatever MASTER_API_READS says: the API's description holds no data. */
 const ALWAYS_OPEN = new Set(['/api/v1/openapi.json']);
@@ -46,16 +47,10 @@ function isLoopback(address: string | undefined): boolean {
  * clients may mutate. Failures are counted by reason and logged at most once per client a minute.
  */
 export function apiAuth(o: ApiAuthOptions): MiddlewareHandler<AppEnv> {
-  const lastLogged = new Map<string, number>();
+  const mayLog = logLimiter({ everyMs: LOG_EVERY_MS, maxKeys: MAX_REMEMBERED });
   const refuse = (address: string, reason: Failure, method: string, path: string): void => {
     o.metrics.apiAuthFailures.inc({ reason });
-    const now = o.clock.now();
-    const last = lastLogged.get(address);
-    if (last !== undefined && now - last < LOG_EVERY_MS) return;
-    if (lastLogged.size >= MAX_REMEMBERED) {
-      for (const [a, at] of lastLogged) if (now - at >= LOG_EVERY_MS) lastLogged.delete(a);
-    }
-    lastLogged.set(address, now);
+    if (!mayLog(address, o.clock.now())) return;
     o.logger.warn(
       { client: address, reason, method, path },
       `API request refused (${reason}); further refusals of this client are not logged for a minute`,

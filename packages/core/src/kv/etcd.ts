@@ -127,12 +127,19 @@ export class EtcdKv implements Kv {
     if (!Number.isInteger(ttlSecs) || ttlSecs < 1) {
       throw new MaintdError(`lease TTL must be a whole number of seconds ≥ 1, got ${ttlSecs}`);
     }
-    const lease = this.#client.lease(ttlSecs, { autoKeepAlive: options.keepAlive ?? true });
+    const keepAlive = options.keepAlive ?? true;
+    const lease = this.#client.lease(ttlSecs, { autoKeepAlive: keepAlive });
     const lost = new AbortController();
-    lease.on('lost', (err) => lost.abort(new LeaseNotFoundError('lease lost', { cause: err })));
-    const id = await this.#call(() => lease.grant());
     const handle = { release: () => lease.release() };
-    this.#leases.add(handle);
+    lease.on('lost', (err) => {
+      this.#leases.delete(handle);
+      lost.abort(new LeaseNotFoundError('lease lost', { cause: err }));
+    });
+    const id = await this.#call(() => lease.grant());
+    // Only keepalives need stopping at close. A lease left to expire by itself (a cooldown
+    // record's, one per failure, never revoked once used) kept here would be held for the life of
+    // the process: docs/ARCHITECTURE.md §3.6.
+    if (keepAlive) this.#leases.add(handle);
     return {
       id,
       ttlSecs,

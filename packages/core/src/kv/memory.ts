@@ -275,7 +275,6 @@ export interface MemoryKvOptions {
  */
 export class MemoryKv implements Kv {
   readonly #b: Backend;
-  readonly #leases = new Set<LeaseState>();
   readonly #keepAlives = new Set<AbortController>();
   readonly #watchers = new Set<Watcher>();
   #closed = false;
@@ -417,7 +416,6 @@ export class MemoryKv implements Kv {
         lost: new AbortController(),
       };
       b.leases.set(id, state);
-      this.#leases.add(state);
       b.armExpiry();
       const keepAlive = new AbortController();
       if (options.keepAlive ?? true) {
@@ -431,7 +429,6 @@ export class MemoryKv implements Kv {
         revoke: () => {
           keepAlive.abort();
           this.#keepAlives.delete(keepAlive);
-          this.#leases.delete(state);
           if (!b.closed) b.revokeLease(id);
           b.armExpiry();
           return Promise.resolve();
