@@ -22,6 +22,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 /** The line tested beside this machine's: the newest one the packages' engines accept. */
 const OTHER_LINE = 24;
@@ -39,7 +40,7 @@ const HEAVY = ['@maintd/faults', '@maintd/upgrade', '@maintd/release-tests'];
  */
 const LIGHT_CONCURRENCY = 1;
 
-const root = dirname(dirname(new URL(import.meta.url).pathname));
+const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** @param {string} message */
 const say = (message) => console.log(`test: ${message}`);
@@ -207,4 +208,4 @@ for (const l of lines) {
   if (code !== 0) failed.push(`${l.label}: heavy suites (turbo exited ${code})`);
 }
 for (const f of failed) say(`failed on ${f}`);
-process.exit(failed.length === 0 ? 0 : 1);
+process.exitCode = failed.length === 0 ? 0 : 1;
