@@ -67,7 +67,10 @@ describe('the packed @maintd/core tarball', () => {
     expect(JSON.parse(stdout)).toEqual({ state: 'queued', w: true, fns: ['function', 'function', 'function'] });
   });
 
-  it.each(['node16', 'bundler'])('type-checks a consumer with moduleResolution %s', async (resolution) => {
+  // A full tsc run over the published .d.ts files and @types/node (skipLibCheck off) took 28–30 s,
+  // past the default timeout, with other packages' tests sharing the two cores.
+  const typeCheck = { timeout: 120_000 };
+  it.each(['node16', 'bundler'])('type-checks a consumer with moduleResolution %s', typeCheck, async (resolution) => {
     const dir = join(scratch, `ts-${resolution}`);
     await mkdir(dir, { recursive: true });
     await writeFile(

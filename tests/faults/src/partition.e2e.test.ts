@@ -18,10 +18,15 @@ const TTL_SECS = 5;
 const RECOVERY_INTERVAL_MS = (TTL_SECS * 1000) / 2;
 /**
  * How long the broken store's owner works before failing: long enough that C is still running
- * the task when it is cut off (A and B start in between), and that C's worker call ends, and
- * its finish starts retrying, while C is still cut off.
+ * the task when it is cut off (A and B start in between: 8 s was not always enough for two
+ * masters to start on a loaded two-core machine), and that C's worker call ends, and its finish
+ * starts retrying, while C is still cut off.
  */
-const BROKEN_LATENCY_MS = 8000;
+const BROKEN_LATENCY_MS = 15_000;
+/** Well past the broken store's answer, so that each of its calls fails on its reply, not a timeout. */
+const WORKER_TIMEOUT_SECS = BROKEN_LATENCY_MS / 1000 + 12;
+/** How long a run of the broken store may take to fail, from its claim: its latency plus slack. */
+const FAIL_WITHIN_MS = BROKEN_LATENCY_MS + 22_000;
 /**
  * C's lease expires at most TTL after the cut (it was kept alive until then) and a peer's next
  * recovery pass (every TTL/2) requeues the task, which is then claimed at once. Slack: 3 s for
@@ -57,7 +62,7 @@ describe('partition', () => {
     ETCD_PREFIX: prefix,
     ETCD_LEASE_TTL_SECS: String(TTL_SECS),
     WORKER_ENDPOINTS: sim.endpoints.join(','),
-    WORKER_TIMEOUT_SECS: '20',
+    WORKER_TIMEOUT_SECS: String(WORKER_TIMEOUT_SECS),
   });
   const ready = async (m: Master): Promise<number> =>
     (await fetch(`${m.url}/readyz`, { signal: AbortSignal.timeout(5000) })).status;
@@ -143,7 +148,7 @@ describe('partition', () => {
     // The count commits in the finish's own transaction (docs/ARCHITECTURE.md §2.6), but the
     // cooldown list is served from the master's watch-kept index, so it may trail the task's
     // terminal state by a watch event.
-    await eventually(async () => expect((await apiA.task(task.id)).state).toBe('failed'), 30_000);
+    await eventually(async () => expect((await apiA.task(task.id)).state).toBe('failed'), FAIL_WITHIN_MS);
     await eventually(
       async () => expect(await cooldownOf(apiA, broken)).toMatchObject({ failures: 1, last_task_id: task.id }),
       10_000,
@@ -154,7 +159,7 @@ describe('partition', () => {
     // (the count is idempotent only against the latest task id).
     second = await apiA.enqueue('compact', broken);
     expect(second.id).not.toBe(task.id);
-    await eventually(async () => expect((await apiA.task(second.id)).state).toBe('failed'), 30_000);
+    await eventually(async () => expect((await apiA.task(second.id)).state).toBe('failed'), FAIL_WITHIN_MS);
     await eventually(
       async () => expect(await cooldownOf(apiA, broken)).toMatchObject({ failures: 2, last_task_id: second.id }),
       10_000,

@@ -75,7 +75,7 @@ let etcd: EtcdServer;
 let worker: RecordingWorker;
 const started: Child[] = [];
 
-/** What the suite tried and saw, for test-results/faults-report.json. */
+/** What the suite tried and saw, for test-results/node<major>/faults-report.json. */
 const figures = {
   etcd: 'etcd 3.4, https with --client-cert-auth, auth enabled; user maintd: readwrite on the prefix; user maintd-exporter: read on the prefix',
   master_readyz_with_prefix_scoped_user: null as null | { status: number; body: string },

@@ -1,11 +1,14 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const FILE = fileURLToPath(new URL('../../test-results/faults-report.json', import.meta.url));
+/** One file per Node line, beside that line's vitest results: `pnpm test` runs the suite on two. */
+const FILE = fileURLToPath(
+  new URL(`../../test-results/node${process.versions.node.split('.')[0]}/faults-report.json`, import.meta.url),
+);
 
 /**
  * Records the figures of one fault scenario (what was injected, how many tasks, how many lost)
- * in `test-results/faults-report.json`, which docs/RELIABILITY.md quotes after a run.
+ * in `test-results/node<major>/faults-report.json`, which docs/RELIABILITY.md quotes after a run.
  */
 export function recordFigures(scenario: string, figures: Record<string, unknown>): void {
   let all: Record<string, unknown> = {};
