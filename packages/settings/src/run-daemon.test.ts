@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
+import { IDLE_KEEP_ALIVE_MS } from './keep-alive.js';
 import type { LoadResult } from './load-result.js';
 import {
   type DaemonConfig,
@@ -25,6 +26,8 @@ function load(argv: readonly string[]): LoadResult<DaemonConfig> {
 
 /** A server that records its shutdown and can fail to listen. */
 class FakeServer extends EventEmitter {
+  keepAliveTimeout = 5_000;
+  headersTimeout = 60_000;
   constructor(private readonly steps: string[]) {
     super();
   }
@@ -143,6 +146,13 @@ describe('runDaemon', () => {
     const h = harness({ start: () => Promise.reject(new Error('boom')) });
     await expect(h.run([])).rejects.toThrow('boom');
     expect(h.proc.exit).not.toHaveBeenCalled();
+  });
+
+  it('keeps idle connections open longer than clients do, so that no request is sent on one it closes', async () => {
+    const h = harness();
+    await h.run([]);
+    expect(h.server.keepAliveTimeout).toBe(IDLE_KEEP_ALIVE_MS);
+    expect(h.server.headersTimeout).toBeGreaterThan(IDLE_KEEP_ALIVE_MS);
   });
 
   it('exits 1 after a graceful shutdown when the port is taken', async () => {

@@ -6,6 +6,7 @@
 import type { DestinationStream, Logger } from 'pino';
 import { stripLeadingDashDash } from './argv.js';
 import { EXIT, versionText } from './help.js';
+import { keepIdleConnections } from './keep-alive.js';
 import type { LoadResult } from './load-result.js';
 import { type LogFormat, resolveLogFormat } from './log-format.js';
 import { type CreateLoggerOptions, createLogger } from './logging.js';
@@ -163,6 +164,7 @@ export async function runDaemon<C extends DaemonConfig>(o: DaemonOptions<C>): Pr
     return;
   }
   daemon = started;
+  keepIdleConnections(started.server);
   started.server.once('error', (err: Error) => {
     logger.fatal({ err }, `cannot listen on ${started.address}: ${err.message}`);
     context.fail('listen-error', EXIT.failure);
