@@ -66,6 +66,9 @@ async function main(): Promise<number> {
           .filter(([n]) => n.endsWith(' heap'))
           .map(([n, s]) => `${n} ${((s[s.length - 1]?.value ?? 0) / 1048576).toFixed(1)} MB`);
         console.log(`${elapsed} min: ${heaps.join(', ')}, errors ${errors.total}`);
+        // A long run may be cut short (a host's maintenance, a session's end): its samples so far
+        // survive it, once a minute.
+        await writeFile(`${outDir}/soak-samples.json`, `${JSON.stringify(Object.fromEntries(sampler.series))}\n`);
       }
       await delay(o.sampleSecs * 1000);
     }
