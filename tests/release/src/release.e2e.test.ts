@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '@maintd/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestRegistry } from './registry.js';
 
 const run = promisify(execFile);
 const testsDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -43,10 +44,9 @@ const BINARIES = { '@maintd/master': 'maintd', '@maintd/exporter': 'maintd-expor
 describe('releasing @maintd/core and the binaries to a private registry', () => {
   let scratch: string;
   let registry: string;
-  let token: string;
-  let verdaccio: ChildProcess | undefined;
+  let verdaccio: TestRegistry | undefined;
   let workspace: string;
-  const npmrc = (): string => `registry=${registry}/\n//${new URL(registry).host}/:_authToken=${token}\n`;
+  const npmrc = (): string => verdaccio!.npmrc();
   const sh = (
     cmd: string,
     args: string[],
@@ -68,40 +68,8 @@ describe('releasing @maintd/core and the binaries to a private registry', () => 
         throw new Error(`${dir} is not built for publishing (dist/main.js is not the bundle): run \`pnpm build\``);
     }
     scratch = await mkdtemp(join(tmpdir(), 'maintd-release-'));
-    const port = await freePort();
-    registry = `http://127.0.0.1:${port}`;
-    const upstream = process.env.npm_config_registry ?? 'https://registry.npmjs.org/';
-    await writeFile(
-      join(scratch, 'verdaccio.yaml'),
-      [
-        `storage: ${join(scratch, 'storage')}`,
-        'auth:',
-        `  htpasswd: { file: ${join(scratch, 'htpasswd')}, max_users: 10 }`,
-        'uplinks:',
-        `  upstream: { url: ${upstream}, timeout: 60s }`,
-        'packages:',
-        // Our scope never falls through to the public registry: what installs is what we published.
-        "  '@maintd/*': { access: $all, publish: $authenticated }",
-        "  '**': { access: $all, publish: $authenticated, proxy: upstream }",
-        `listen: 127.0.0.1:${port}`,
-        'log: { type: stdout, format: json, level: error }',
-      ].join('\n'),
-    );
-    verdaccio = spawn(bin('verdaccio'), ['--config', join(scratch, 'verdaccio.yaml')], { stdio: 'ignore' });
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${registry}/-/ping`)).ok) break;
-      } catch {
-        if (i > 300) throw new Error('verdaccio did not start');
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const user = await fetch(`${registry}/-/user/org.couchdb.user:release-bot`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'release-bot', password: 'release-bot-password' }),
-    });
-    token = ((await user.json()) as { token: string }).token;
+    verdaccio = await TestRegistry.start(scratch);
+    registry = verdaccio.url;
 
     // A workspace shaped like this one, with the repository's changesets config: the published
     // packages as built here (their manifest and what their `files` name), and every private
@@ -156,7 +124,7 @@ describe('releasing @maintd/core and the binaries to a private registry', () => 
   }, 120_000);
 
   afterAll(async () => {
-    verdaccio?.kill('SIGKILL');
+    verdaccio?.close();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
@@ -226,7 +194,7 @@ describe('releasing @maintd/core and the binaries to a private registry', () => 
     };
     const installed = Object.keys(lock.packages).filter((k) => k.startsWith('node_modules/'));
     expect(installed.length).toBeGreaterThan(5);
-    const served = await readdir(join(scratch, 'storage'), { recursive: true });
+    const served = await readdir(verdaccio!.storage, { recursive: true });
     for (const dep of ['zod', 'etcd3', 'cockatiel', 'uuid', 'pure-rand']) expect(served).toContain(dep);
 
     await writeFile(
@@ -339,7 +307,7 @@ describe('releasing @maintd/core and the binaries to a private registry', () => 
         expect(existsSync(join(prefix, 'bin', command)), command).toBe(true);
       }
       // Every runtime dependency came through our registry (it stores what it proxied).
-      const served = await readdir(join(scratch, 'storage'), { recursive: true });
+      const served = await readdir(verdaccio!.storage, { recursive: true });
       // Not Ink: the dashboard's bundle holds it (docs/ARCHITECTURE.md §4).
       for (const dep of ['hono', '@hono/zod-openapi', 'pino', 'prom-client', 'react', 'openapi-fetch'])
         expect(served).toContain(dep);

@@ -8,15 +8,23 @@ import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { REPO } from './build-n.js';
+import { RELEASES_DIR, keptReleases, previousMinorRelease, treeVersion } from './releases.js';
 
 const run = promisify(execFile);
 
 /**
- * Where N-1's tarballs are: `releases/<version>/` in the repository, or `UPGRADE_PREVIOUS_DIR`
- * (a directory of tarballs packed by hand, e.g. to try an unreleased build as N-1).
+ * Where N-1's tarballs are: `releases/<N-1>/` in the repository, N-1 being the newest release of
+ * the minor line before the tree's (or `UPGRADE_PREVIOUS_DIR`, a directory of tarballs packed by
+ * hand, e.g. to try an unreleased build as N-1).
  */
-export const PREVIOUS_RELEASE_DIR = join(REPO, 'releases/0.1.0');
+export function previousReleaseDir(): string {
+  const previous = previousMinorRelease(keptReleases(), treeVersion());
+  if (!previous)
+    throw new Error(
+      `releases/ holds no release of the minor line before ${treeVersion()}: see tests/upgrade/README.md`,
+    );
+  return join(RELEASES_DIR, previous);
+}
 
 /** The four published packages, by the bin each installs (`@maintd/core` has none). */
 const PACKAGES = ['core', 'master', 'exporter', 'tui'] as const;

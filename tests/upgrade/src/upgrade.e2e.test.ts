@@ -31,7 +31,7 @@ import { HELD_TASKS, type Release, judgeTasks, judgeWorkerCalls, replay } from '
 import { Dashboard, cleanLive } from './dashboard.js';
 import { EtcdLog } from './etcd-log.js';
 import { type Binaries, Host, type Service, type Workers, metric, startExporter, startWorkers } from './fleet.js';
-import { PREVIOUS_RELEASE_DIR, type ReleaseN1, installReleaseN1 } from './release-n1.js';
+import { type ReleaseN1, installReleaseN1, previousReleaseDir } from './release-n1.js';
 import { type Answer, type Enqueued, badAnswers, enqueueLoad, probeApis } from './traffic.js';
 import { type CountingProxy, startCountingProxy } from './worker-proxy.js';
 import { injectField } from './inject.js';
@@ -39,7 +39,7 @@ import { injectField } from './inject.js';
 /** The seed of the upgrade order and of every random choice: `UPGRADE_SEED`, else a fresh one. */
 const SEED = process.env.UPGRADE_SEED ? Number(process.env.UPGRADE_SEED) : randomInt(2 ** 31);
 /** N-1's tarballs: the kept release, or `UPGRADE_PREVIOUS_DIR` to try another build as N-1. */
-const PREVIOUS_DIR = process.env.UPGRADE_PREVIOUS_DIR ?? PREVIOUS_RELEASE_DIR;
+const PREVIOUS_DIR = process.env.UPGRADE_PREVIOUS_DIR ?? previousReleaseDir();
 
 /** How long the fleet runs under load after each step, before its checks. */
 const DWELL_MS = 10_000;
