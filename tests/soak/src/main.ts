@@ -3,10 +3,10 @@ import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { EtcdKv } from '@maintd/core';
 import { ErrorLog } from './errors.js';
-import { type Daemon, SOAK_MASTER_ENV, startFleet } from './fleet.js';
+import { type Daemon, startFleet } from './fleet.js';
 import { GROWTH_LIMIT, parseOptions } from './options.js';
-import { formatReport, reportRows } from './report.js';
-import { Sampler, TIMELINE_FULLEST } from './sampler.js';
+import { formatReport, reportRows, soakJudgeOptions } from './report.js';
+import { Sampler } from './sampler.js';
 import { runTraffic } from './traffic.js';
 import { windowBounds } from './windows.js';
 
@@ -66,9 +66,12 @@ async function main(): Promise<number> {
           .filter(([n]) => n.endsWith(' heap'))
           .map(([n, s]) => `${n} ${((s[s.length - 1]?.value ?? 0) / 1048576).toFixed(1)} MB`);
         console.log(`${elapsed} min: ${heaps.join(', ')}, errors ${errors.total}`);
-        // A long run may be cut short (a host's maintenance, a session's end): its samples so far
-        // survive it, once a minute.
-        await writeFile(`${outDir}/soak-samples.json`, `${JSON.stringify(Object.fromEntries(sampler.series))}\n`);
+        // A long run may be cut short (a host's maintenance, a session's end): its samples and
+        // errors so far survive it, once a minute.
+        await writeFile(
+          `${outDir}/soak-samples.json`,
+          `${JSON.stringify({ samples: Object.fromEntries(sampler.series), errors: errors.lines() })}\n`,
+        );
       }
       await delay(o.sampleSecs * 1000);
     }
@@ -83,17 +86,11 @@ async function main(): Promise<number> {
   await kv.close();
   await fleet.stop();
 
-  const limit = Number(SOAK_MASTER_ENV.TASK_TIMELINE_LIMIT);
-  const rows = reportRows(sampler.series, windowBounds(o.minutes, o.warmupMinutes, o.windowMinutes), {
-    // docs/ARCHITECTURE.md §2.7: a pair holds at most the limit plus nine events per master
-    // between trims; the audit trail its AUDIT_LIMIT.
-    bounds: {
-      [TIMELINE_FULLEST]: limit + 9 * fleet.masters.length,
-      'etcd keys audit': Number(SOAK_MASTER_ENV.AUDIT_LIMIT),
-    },
-    // A snapshot leaves a process's RSS at the snapshot's peak: not the daemon's own.
-    unjudged: (name) => o.heapSnapshots && name.endsWith(' rss'),
-  });
+  const rows = reportRows(
+    sampler.series,
+    windowBounds(o.minutes, o.warmupMinutes, o.windowMinutes),
+    soakJudgeOptions(fleet.masters.length, o.heapSnapshots),
+  );
   const goals = rows.filter((r) => r.judged);
   const pass = goals.every((r) => r.verdict.pass) && errors.total === 0;
   console.log(`\n${formatReport(rows)}\n`);

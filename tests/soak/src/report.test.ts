@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatReport, reportRows } from './report.js';
+import { formatReport, reportRows, soakJudgeOptions } from './report.js';
+import { TIMELINE_FULLEST } from './sampler.js';
 
 const windows = [
   { fromMin: 0, toMin: 1 },
@@ -43,5 +44,17 @@ describe('reportRows', () => {
       ['etcd keys audit', true, true],
     ]);
     expect(formatReport(rows)).toContain('| etcd keys audit | 10 | 100 | 400 | ×4.00 | pass (≤ 400) |');
+  });
+});
+
+describe('soakJudgeOptions', () => {
+  it('judges growth against the limit it is given, and holds the timeline and the audit trail to their bounds', () => {
+    const grown = new Map([['master a heap', series(30e6, 30e6, 34.5e6)]]);
+    expect(reportRows(grown, windows, soakJudgeOptions(2, false))[0]!.verdict.pass).toBe(true);
+    expect(reportRows(grown, windows, soakJudgeOptions(2, false, 1.1))[0]!.verdict.pass).toBe(false);
+    // 10 events per pair (the soak's TASK_TIMELINE_LIMIT) plus nine per master between trims.
+    expect(soakJudgeOptions(2, false).bounds).toEqual({ [TIMELINE_FULLEST]: 28, 'etcd keys audit': 10000 });
+    expect(soakJudgeOptions(2, true).unjudged?.('master a rss')).toBe(true);
+    expect(soakJudgeOptions(2, false).unjudged?.('master a rss')).toBe(false);
   });
 });

@@ -1,4 +1,6 @@
-import { ETCD_KEYS_HELD, FILLING_SECTIONS, type Series } from './sampler.js';
+import { SOAK_MASTER_ENV } from './fleet.js';
+import { GROWTH_LIMIT } from './options.js';
+import { ETCD_KEYS_HELD, FILLING_SECTIONS, type Series, TIMELINE_FULLEST } from './sampler.js';
 import { type Verdict, type WindowFigure, judge, windowMedians } from './windows.js';
 
 /** A series in the report: its windows and, when it is a goal, its verdict. */
@@ -27,6 +29,25 @@ export interface JudgeOptions {
   readonly bounds?: Readonly<Record<string, number>>;
   /** Series shown but not judged (RSS after a heap snapshot, which leaves it at the snapshot's peak). */
   readonly unjudged?: (name: string) => boolean;
+  /** The growth a judged series may show, last window against the first ({@link GROWTH_LIMIT}). */
+  readonly limit?: number;
+}
+
+/**
+ * How a soak of `masters` masters is judged: the timeline's fullest pair at most the limit plus
+ * nine events per master between trims (docs/ARCHITECTURE.md §2.7), the audit trail its
+ * `AUDIT_LIMIT`; with heap snapshots, RSS shown and not judged (a snapshot leaves a process's RSS
+ * at the snapshot's peak, not the daemon's own).
+ */
+export function soakJudgeOptions(masters: number, heapSnapshots: boolean, limit = GROWTH_LIMIT): JudgeOptions {
+  return {
+    bounds: {
+      [TIMELINE_FULLEST]: Number(SOAK_MASTER_ENV.TASK_TIMELINE_LIMIT) + 9 * masters,
+      'etcd keys audit': Number(SOAK_MASTER_ENV.AUDIT_LIMIT),
+    },
+    unjudged: (name) => heapSnapshots && name.endsWith(' rss'),
+    limit,
+  };
 }
 
 const isJudged = (name: string, windows: readonly WindowFigure[]): boolean => {
@@ -50,7 +71,7 @@ export function reportRows(
     const samples = series.get(name) ?? [];
     const windows = windowMedians(samples, windowBounds);
     const bound = o.bounds?.[name];
-    const grown = judge(windows);
+    const grown = judge(windows, o.limit);
     if (bound !== undefined) {
       return {
         name,

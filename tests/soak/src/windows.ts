@@ -65,15 +65,15 @@ export function windowMedians(
 
 /**
  * Judges a series by its windows after warm-up (the first of `windows` is warm-up): the last
- * window's median at most {@link GROWTH_LIMIT} times the first's. A series that is 0 throughout
+ * window's median at most `limit` ({@link GROWTH_LIMIT} unless said) times the first's. A series that is 0 throughout
  * (an empty section) passes.
  */
-export function judge(windows: readonly WindowFigure[]): Verdict {
+export function judge(windows: readonly WindowFigure[], limit = GROWTH_LIMIT): Verdict {
   const judged = windows.slice(1);
   const first = judged[0]?.median;
   const last = judged[judged.length - 1]?.median;
   if (first === undefined || last === undefined) return { first, last, ratio: undefined, pass: false };
   if (first === 0) return { first, last, ratio: last === 0 ? 1 : undefined, pass: last === 0 };
   const ratio = last / first;
-  return { first, last, ratio, pass: ratio <= GROWTH_LIMIT };
+  return { first, last, ratio, pass: ratio <= limit };
 }
