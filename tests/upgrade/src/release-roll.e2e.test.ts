@@ -15,19 +15,30 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type Random, seededRandom } from '@maintd/core';
-import { type EtcdServer, freePort, startEtcd } from '@maintd/core/testing';
+import { type EtcdServer, freePort } from '@maintd/core/testing';
 import { Api } from '@maintd/faults/harness/api';
 import { Cleanup } from '@maintd/faults/harness/cluster-fixture';
 import { BIN, eventually, runNode } from '@maintd/faults/harness/processes';
 import { TestRegistry } from '@maintd/release-tests/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HELD_TASKS, type Release, judgeTasks, judgeWorkerCalls, replay } from './checks.js';
+import { HELD_TASKS, type Release, type Replay, judgeTasks, judgeWorkerCalls, replay } from './checks.js';
 import { Dashboard, cleanLive } from './dashboard.js';
-import { EtcdLog } from './etcd-log.js';
-import { Host, type Service, type Workers, metric, startExporter, startWorkers } from './fleet.js';
+import { type EtcdLog } from './etcd-log.js';
+import { Host, type Service, type Workers, metric, startExporter } from './fleet.js';
 import { RELEASES_DIR, keptReleases, previousMinorRelease } from './releases.js';
-import { type Answer, type Enqueued, badAnswers, enqueueLoad, probeApis } from './traffic.js';
-import { type CountingProxy, startCountingProxy } from './worker-proxy.js';
+import { type Answer, type Enqueued, enqueueLoad, probeApis } from './traffic.js';
+import type { CountingProxy } from './worker-proxy.js';
+import {
+  type Backbone,
+  MASTER_ENV,
+  type MastersBody,
+  WORKERS,
+  drainQueue,
+  expectCleanRun,
+  expectExporterKeepsUp,
+  expectServedCounts,
+  startBackbone,
+} from './scenario.js';
 
 const run = promisify(execFile);
 /** Where the roll's log goes, for the release note: `tests/upgrade/test-results/release-roll.json`. */
@@ -38,35 +49,8 @@ const TO = keptReleases().at(-1)!;
 const FROM = previousMinorRelease(keptReleases(), TO);
 const SEED = process.env.UPGRADE_SEED ? Number(process.env.UPGRADE_SEED) : randomInt(2 ** 31);
 const DWELL_MS = 6_000;
-const WORKERS = 3;
 /** The features the newest release switches on when the roll ends (docs/DEPLOY.md §7). */
 const GATED = [HELD_TASKS];
-
-const MASTER_ENV = {
-  ETCD_LEASE_TTL_SECS: '5',
-  STATS_SCAN_INTERVAL_SECS: '2',
-  MERGE_WAL_INTERVAL_SECS: '2',
-  MERGE_WAL_MIN_GENERATIONS: '1',
-  COMPACTION_INTERVAL_SECS: '0',
-  TASK_COOLDOWN_AFTER_FAILURES: '2',
-  TASK_COOLDOWN_BASE_SECS: '3',
-  // Also the lease of a failure count: no count may age out during the test.
-  TASK_COOLDOWN_MAX_SECS: '3600',
-  TASK_COOLDOWN_MAX_PERCENT: '100',
-  TASK_HISTORY_LIMIT: '1000000',
-  TASK_HISTORY_TTL_SECS: '0',
-  WORKER_TIMEOUT_SECS: '10',
-  SHUTDOWN_GRACE_SECS: '20',
-  LOG_LEVEL: 'info',
-};
-
-interface MastersBody {
-  readonly masters: { id: string; version: string }[];
-  readonly cluster?: {
-    readonly preserve_downgrade?: boolean;
-    readonly features?: { name: string; state: string; waiting_for: string[] }[];
-  };
-}
 
 const log = (msg: string, fields: Record<string, unknown> = {}): void => {
   console.log(`[roll] ${msg}${Object.keys(fields).length ? ` ${JSON.stringify(fields)}` : ''}`);
@@ -79,6 +63,7 @@ describe.skipIf(FROM === undefined)(
     let scratch: string;
     let registry: TestRegistry;
     let userconfig: string;
+    let backbone: Backbone;
     let etcd: EtcdServer;
     let prefix: string;
     let etcdLog: EtcdLog;
@@ -150,31 +135,9 @@ describe.skipIf(FROM === undefined)(
       );
       await Promise.all(tarballs.flat().map((t) => registry.publish(t, publishConfig)));
 
-      etcd = await startEtcd();
-      cleanup.add(() => etcd.stop());
-      prefix = `/roll-${randomInt(2 ** 31).toString(16)}`;
-      etcdLog = await EtcdLog.start(etcd.clientUrl, prefix);
-      cleanup.add(() => etcdLog.close());
-      workers = await startWorkers(
-        // The workspace's simulator: the workers are not what is rolled.
-        BIN.sim,
-        ['--workers', String(WORKERS), '--stores', '12', '--broken', '3', '--seed', String(SEED % 1000)].concat([
-          '--broken-latency-ms',
-          '300',
-          '--merge-latency-ms',
-          '100',
-        ]),
-      );
-      cleanup.add(() => workers.child.stop());
-      proxies = await Promise.all(workers.endpoints.map((e) => startCountingProxy(e)));
-      cleanup.add(() => Promise.all(proxies.map((p) => p.close())));
-
-      const env = {
-        ...MASTER_ENV,
-        ETCD_ENDPOINTS: etcd.clientUrl,
-        ETCD_PREFIX: prefix,
-        WORKER_ENDPOINTS: proxies.map((p) => p.url).join(','),
-      };
+      backbone = await startBackbone('roll', BIN.sim, SEED, cleanup);
+      ({ etcd, prefix, etcdLog, workers, proxies } = backbone);
+      const env = backbone.env;
       for (const name of ['h1', 'h2', 'h3']) {
         hosts.push(await Host.create(name, env));
         prefixes.set(name, join(scratch, name));
@@ -223,6 +186,16 @@ describe.skipIf(FROM === undefined)(
       const live = (): Host[] => hosts.filter((h) => h.current);
       const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random.next() * xs.length)]!;
       const healthy = workers.stores.filter((s) => !workers.broken.includes(s));
+      /** etcd's log so far, replayed. */
+      const judged = async (): Promise<Replay> => {
+        await etcdLog.caughtUp();
+        return replay(
+          etcdLog.changes(),
+          releaseOf,
+          (j) => (j === 'merge-wal-sweep' ? 'merge_wal' : undefined),
+          new Set(),
+        );
+      };
       const probe = probeApis(hosts, answers);
       // `merge_wal` only: both releases run the same kinds.
       const load = enqueueLoad(hosts, workers.stores, 'merge_wal', random, enqueued);
@@ -305,35 +278,11 @@ describe.skipIf(FROM === undefined)(
       // Quiesce: the load stops, the masters stop, one master of the new release drains the queue.
       await load.stop();
       await probe.stop();
-      await Promise.all(hosts.map((h) => h.stop()));
-      const drain = await Host.create('drain', {
-        ...MASTER_ENV,
-        ETCD_ENDPOINTS: etcd.clientUrl,
-        ETCD_PREFIX: prefix,
-        WORKER_ENDPOINTS: proxies.map((p) => p.url).join(','),
-        STATS_SCAN_INTERVAL_SECS: '0',
-        MERGE_WAL_INTERVAL_SECS: '0',
-      });
-      await drain.run({ release: 'N', maintd: join(prefixes.get(back)!, 'bin/maintd') });
-      hosts.push(drain);
-      const judged = async (): Promise<ReturnType<typeof replay>> => {
-        await etcdLog.caughtUp();
-        return replay(
-          etcdLog.changes(),
-          releaseOf,
-          (j) => (j === 'merge-wal-sweep' ? 'merge_wal' : undefined),
-          new Set(),
-        );
-      };
-      await eventually(
-        async () => {
-          const open = [...(await judged()).tasks.values()].filter(
-            (c) => c.at(-1)?.record && !['done', 'failed'].includes(c.at(-1)!.record!.state),
-          );
-          expect(open.length).toBe(0);
-        },
-        60_000,
-        250,
+      const drain = await drainQueue(
+        hosts,
+        backbone.env,
+        { release: 'N', maintd: join(prefixes.get(back)!, 'bin/maintd') },
+        judged,
       );
       const r = await judged();
       const t = judgeTasks(r.tasks, releaseOf, () => true);
@@ -382,18 +331,7 @@ describe.skipIf(FROM === undefined)(
       expect(r.countedBy.N).toBeGreaterThan(0);
       expect(r.heldViolations, `holds while ${FROM} lived or before ${HELD_TASKS} was on`).toEqual([]);
       expect(r.gateViolations, 'sweeps inside windows or parks').toEqual([]);
-      for (const i of hosts.flatMap((h) => h.incarnations)) {
-        expect(await i.child.exited, `${i.id} exit`).toBe(0);
-        expect(i.child.output(), i.id).not.toMatch(/"level":(50|60)/);
-      }
-      expect(
-        badAnswers(answers, (a) => a.status === 200 || (a.restarting && (a.status === 503 || a.status === 0))),
-        'API answers',
-      ).toEqual([]);
-      expect(
-        badAnswers(enqueued, (a) => [200, 202].includes(a.status) || (a.restarting && [0, 503].includes(a.status))),
-        'enqueue answers',
-      ).toEqual([]);
+      await expectCleanRun(hosts, answers, enqueued, (e) => e.status === 200 || e.status === 202);
 
       /** What `GET /api/v1/masters` says now: each master's version, each feature's state. */
       async function recordStep(step: string): Promise<MastersBody> {
@@ -439,22 +377,7 @@ describe.skipIf(FROM === undefined)(
         }, 10_000);
         await recordStep(step);
         await eventually(async () => {
-          await etcdLog.caughtUp();
-          const rep = replay(
-            etcdLog.changes(),
-            releaseOf,
-            (j) => (j === 'merge-wal-sweep' ? 'merge_wal' : undefined),
-            new Set(),
-          );
-          expect(rep.countViolations, `${step}: failure counts`).toEqual([]);
-          expect(rep.gateViolations, `${step}: sweeps inside windows or parks`).toEqual([]);
-          expect(rep.heldViolations, `${step}: holds`).toEqual([]);
-          const served = Object.fromEntries(
-            (await a.cooldowns(true)).filter((c) => c.failures > 0).map((c) => [`${c.kind} ${c.target}`, c.failures]),
-          );
-          expect(served, `${step}: cooldowns ${host.name} serves`).toEqual(
-            Object.fromEntries([...rep.cooldowns].map(([k, v]) => [k, v.failures as number])),
-          );
+          await expectServedCounts(`${step}: ${host.name}`, a, await judged());
         }, 10_000);
         for (const h of live()) {
           const text = await (await fetch(`${h.url}/metrics`)).text();
@@ -462,14 +385,7 @@ describe.skipIf(FROM === undefined)(
           expect(metric(text, 'master_build_info', `version="${v}"`), `${step}: ${h.current!.id} build info`).toBe(1);
         }
         for (const { release, service } of exporters)
-          await eventually(async () => {
-            const text = await (await fetch(`${service.url}/metrics`)).text();
-            expect(metric(text, 'maintd_exporter_up'), `${step}: ${release} exporter up`).toBe(1);
-            expect(metric(text, 'master_cluster_masters'), `${step}: ${release} exporter's masters`).toBe(
-              live().length,
-            );
-            expect(metric(text, 'maintd_exporter_invalid_records') ?? 0, `${step}: ${release} invalid`).toBe(0);
-          }, 15_000);
+          await expectExporterKeepsUp(step, { release, url: service.url, version: version(release) }, live().length);
         for (const { release, d } of dashboards)
           await d.waitFor(`${step}: the fleet live (${version(release)})`, (sc) => cleanLive(sc, ['merge_wal']));
         for (const h of live()) expect(h.current!.child.running(), `${step}: ${h.current!.id} running`).toBe(true);

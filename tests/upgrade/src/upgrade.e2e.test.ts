@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EtcdKv, type Random, TaskStore, keysFor, seededRandom } from '@maintd/core';
 import { featureNames } from '@maintd/scheduler';
-import { type EtcdServer, freePort, startEtcd } from '@maintd/core/testing';
+import { type EtcdServer, freePort } from '@maintd/core/testing';
 import { Api } from '@maintd/faults/harness/api';
 import { Cleanup } from '@maintd/faults/harness/cluster-fixture';
 import { BIN, eventually, runNode } from '@maintd/faults/harness/processes';
@@ -30,11 +30,22 @@ import {
 import { HELD_TASKS, type Release, judgeTasks, judgeWorkerCalls, replay } from './checks.js';
 import { Dashboard, cleanLive } from './dashboard.js';
 import { EtcdLog } from './etcd-log.js';
-import { type Binaries, Host, type Service, type Workers, metric, startExporter, startWorkers } from './fleet.js';
+import { type Binaries, Host, type Service, type Workers, metric, startExporter } from './fleet.js';
 import { type ReleaseN1, installReleaseN1, previousReleaseDir } from './release-n1.js';
-import { type Answer, type Enqueued, badAnswers, enqueueLoad, probeApis } from './traffic.js';
-import { type CountingProxy, startCountingProxy } from './worker-proxy.js';
+import { type Answer, type Enqueued, enqueueLoad, probeApis } from './traffic.js';
+import type { CountingProxy } from './worker-proxy.js';
 import { injectField } from './inject.js';
+import {
+  type Backbone,
+  MASTER_ENV,
+  type MastersBody,
+  WORKERS,
+  drainQueue,
+  expectCleanRun,
+  expectExporterKeepsUp,
+  expectServedCounts,
+  startBackbone,
+} from './scenario.js';
 
 /** The seed of the upgrade order and of every random choice: `UPGRADE_SEED`, else a fresh one. */
 const SEED = process.env.UPGRADE_SEED ? Number(process.env.UPGRADE_SEED) : randomInt(2 ** 31);
@@ -43,9 +54,6 @@ const PREVIOUS_DIR = process.env.UPGRADE_PREVIOUS_DIR ?? previousReleaseDir();
 
 /** How long the fleet runs under load after each step, before its checks. */
 const DWELL_MS = 10_000;
-const WORKERS = 3;
-const STORES = 12;
-const BROKEN = 3;
 /** The shipped kinds both releases run; N adds {@link EXTRA_KIND}. */
 const SHIPPED = ['merge_wal', 'compact', 'index_id'];
 const JOB_KIND: Record<string, string> = {
@@ -54,25 +62,6 @@ const JOB_KIND: Record<string, string> = {
   [`${EXTRA_KIND}-sweep`]: EXTRA_KIND,
 };
 
-/** Short intervals and a short cooldown base, so that sweeps, failures and windows are live. */
-const MASTER_ENV = {
-  ETCD_LEASE_TTL_SECS: '5',
-  STATS_SCAN_INTERVAL_SECS: '2',
-  MERGE_WAL_INTERVAL_SECS: '2',
-  MERGE_WAL_MIN_GENERATIONS: '1',
-  COMPACTION_INTERVAL_SECS: '0',
-  TASK_COOLDOWN_AFTER_FAILURES: '2',
-  TASK_COOLDOWN_BASE_SECS: '3',
-  // Also the lease of a failure count: no count may age out during the test.
-  TASK_COOLDOWN_MAX_SECS: '3600',
-  TASK_COOLDOWN_MAX_PERCENT: '100',
-  // Finished tasks stay: every task's history is judged at the end.
-  TASK_HISTORY_LIMIT: '1000000',
-  TASK_HISTORY_TTL_SECS: '0',
-  WORKER_TIMEOUT_SECS: '10',
-  SHUTDOWN_GRACE_SECS: '20',
-  LOG_LEVEL: 'info',
-};
 /** N's dashboard: the workspace's build. */
 const N_TOP = join(REPO, 'apps/tui/bin/maintd-top.js');
 /** N's extra kind sweeps too. */
@@ -94,26 +83,12 @@ const log = (msg: string, fields: Record<string, unknown> = {}): void => {
   console.log(`[upgrade] ${msg}${Object.keys(fields).length ? ` ${JSON.stringify(fields)}` : ''}`);
 };
 
-/** `GET /api/v1/masters`, as far as the checks read it. */
-interface MastersBody {
-  readonly masters: { id: string; version: string; kinds?: string[]; pools?: Record<string, number> }[];
-  readonly cluster?: {
-    readonly preserve_downgrade?: boolean;
-    readonly features?: {
-      name: string;
-      state: string;
-      understood_by: string[];
-      waiting_for: string[];
-      enabled_at: number | null;
-    }[];
-  };
-}
-
 describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, () => {
   const cleanup = new Cleanup();
   let scratch: string;
   let n1: ReleaseN1;
   let n: ReleaseN;
+  let backbone: Backbone;
   let etcd: EtcdServer;
   let prefix: string;
   let workers: Workers;
@@ -155,36 +130,9 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     // Every check of "which release said this" below needs the two to say different versions.
     expect(n.version, 'N (the workspace) and N-1 (the kept release) have different versions').not.toBe(n1.version);
 
-    etcd = await startEtcd();
-    cleanup.add(() => etcd.stop());
-    prefix = `/upgrade-${randomInt(2 ** 31).toString(16)}`;
-    etcdLog = await EtcdLog.start(etcd.clientUrl, prefix);
-    cleanup.add(() => etcdLog.close());
-
-    workers = await startWorkers(n.sim, [
-      '--workers',
-      String(WORKERS),
-      '--stores',
-      String(STORES),
-      '--broken',
-      String(BROKEN),
-      '--seed',
-      String(SEED % 1000),
-      '--broken-latency-ms',
-      '300',
-      '--merge-latency-ms',
-      '100',
-    ]);
-    cleanup.add(() => workers.child.stop());
-    proxies = await Promise.all(workers.endpoints.map((e) => startCountingProxy(e)));
-    cleanup.add(() => Promise.all(proxies.map((p) => p.close())));
-
-    const env = {
-      ...MASTER_ENV,
-      ETCD_ENDPOINTS: etcd.clientUrl,
-      ETCD_PREFIX: prefix,
-      WORKER_ENDPOINTS: proxies.map((p) => p.url).join(','),
-    };
+    backbone = await startBackbone('upgrade', n.sim, SEED, cleanup);
+    ({ etcd, prefix, etcdLog, workers, proxies } = backbone);
+    const env = backbone.env;
     for (const name of ['h1', 'h2', 'h3']) hosts.push(await Host.create(name, env));
     cleanup.add(() => Promise.all(hosts.map((h) => h.stop())));
     await Promise.all(hosts.map((h) => h.run(bins('N-1'))));
@@ -352,28 +300,10 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     // ---- quiesce: stop the load and the masters; one N master with no sweeps drains the queue ---
     await load.stop();
     await probe.stop();
-    await Promise.all(hosts.map((h) => h.stop()));
-    const drain = await Host.create('drain', {
-      ...MASTER_ENV,
-      ETCD_ENDPOINTS: etcd.clientUrl,
-      ETCD_PREFIX: prefix,
-      WORKER_ENDPOINTS: proxies.map((p) => p.url).join(','),
-      STATS_SCAN_INTERVAL_SECS: '0',
-      MERGE_WAL_INTERVAL_SECS: '0',
+    const drain = await drainQueue(hosts, backbone.env, bins('N'), async () => {
+      await etcdLog.caughtUp();
+      return replay(etcdLog.changes(), releaseOf, (j) => JOB_KIND[j], injected);
     });
-    await drain.run(bins('N'));
-    hosts.push(drain);
-    await eventually(
-      async () => {
-        await etcdLog.caughtUp();
-        const open = [...replay(etcdLog.changes(), releaseOf, (j) => JOB_KIND[j], injected).tasks.values()].filter(
-          (c) => c.at(-1)?.record && !['done', 'failed'].includes(c.at(-1)!.record!.state),
-        );
-        expect(open.length).toBe(0);
-      },
-      60_000,
-      250,
-    );
 
     // ---- judged on the whole history -------------------------------------------------------------
     await etcdLog.caughtUp();
@@ -497,25 +427,10 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
     // N-1 never claims the kind it does not run, and N ran it.
     expect(t.foreignClaims, 'claims of a kind the claimer does not run').toEqual([]);
     expect(t.claimsBy[`N ${EXTRA_KIND}`] ?? 0).toBeGreaterThan(0);
-    // No master crashed: each exited when it was told to, with 0.
-    for (const i of hosts.flatMap((h) => h.incarnations)) {
-      expect(await i.child.exited, `${i.id} exit`).toBe(0);
-      expect(i.child.output(), i.id).not.toMatch(/"level":(50|60)/);
-    }
-    // Every live master answered; 5xx only as 503, and only while it restarted.
-    expect(
-      badAnswers(answers, (a) => a.status === 200 || (a.restarting && (a.status === 503 || a.status === 0))),
-      'API answers',
-    ).toEqual([]);
-    expect(
-      badAnswers(enqueued, (a) => {
-        const e = a as Enqueued;
-        if (e.restarting && (e.status === 503 || e.status === 0)) return true;
-        if (e.kind === EXTRA_KIND && e.release === 'N-1') return e.status === 400;
-        return e.status === 200 || e.status === 202;
-      }),
-      'enqueue answers',
-    ).toEqual([]);
+    // No master crashed; every live master answered, 5xx only as 503 while it restarted.
+    await expectCleanRun(hosts, answers, enqueued, (e) =>
+      e.kind === EXTRA_KIND && e.release === 'N-1' ? e.status === 400 : e.status === 200 || e.status === 202,
+    );
 
     /** The checks after each step, against a randomly chosen live master. */
     async function checkStep(step: string): Promise<void> {
@@ -575,15 +490,7 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
       await eventually(async () => {
         await etcdLog.caughtUp();
         const rep = replay(etcdLog.changes(), releaseOf, (j) => JOB_KIND[j], injected);
-        expect(rep.countViolations, `${step}: failure counts`).toEqual([]);
-        expect(rep.gateViolations, `${step}: sweeps inside windows or parks`).toEqual([]);
-        expect(rep.heldViolations, `${step}: holds while N-1 lived or before ${HELD_TASKS} was on`).toEqual([]);
-        const served = await a.cooldowns(true);
-        const servedCounts = Object.fromEntries(
-          served.filter((c) => c.failures > 0).map((c) => [`${c.kind} ${c.target}`, c.failures]),
-        );
-        const replayed = Object.fromEntries([...rep.cooldowns].map(([k, v]) => [k, v.failures as number]));
-        expect(servedCounts, `${step}: cooldowns ${host.name} serves`).toEqual(replayed);
+        await expectServedCounts(`${step}: ${host.name}`, a, rep);
         const tj = judgeTasks(rep.tasks, releaseOf, runs);
         expect(tj.foreignClaims, `${step}: foreign claims`).toEqual([]);
       }, 10_000);
@@ -606,23 +513,16 @@ describe(`rolling upgrade N-1 → N → N-1 → N under load (seed ${SEED})`, ()
       }
 
       // Each exporter keeps up: every master, no record invalid, the extra kind counted.
-      for (const { release, service } of exporters)
-        await eventually(async () => {
-          const text = await (await fetch(`${service.url}/metrics`)).text();
-          expect(metric(text, 'maintd_exporter_up'), `${step}: ${release} exporter up`).toBe(1);
-          const version = release === 'N' ? n.version : n1.version;
-          expect(
-            metric(text, 'maintd_exporter_build_info', `version="${version}"`),
-            `${step}: ${release} build info`,
-          ).toBe(1);
-          expect(metric(text, 'master_cluster_masters'), `${step}: ${release} exporter's masters`).toBe(live().length);
-          expect(metric(text, 'maintd_exporter_invalid_records') ?? 0, `${step}: ${release} invalid records`).toBe(0);
+      for (const { release, service } of exporters) {
+        const version = release === 'N' ? n.version : n1.version;
+        await expectExporterKeepsUp(step, { release, url: service.url, version }, live().length, (text) => {
           if (step !== 'N-1 fleet')
             expect(
               metric(text, 'master_cluster_tasks', `kind="${EXTRA_KIND}"`) ?? 0,
               `${step}: ${release} exporter counts ${EXTRA_KIND}`,
             ).toBeGreaterThan(0);
-        }, 15_000);
+        });
+      }
 
       // Each dashboard shows the fleet live, no error in its header, the new kind included.
       const kinds = step === 'N-1 fleet' ? ['merge_wal'] : ['merge_wal', EXTRA_KIND];
