@@ -835,6 +835,13 @@ describe('lists while etcd is unreachable', () => {
     await m.store.putStats([
       { name: 'a', pending_wal_generations: 1, fragment_count: 1, row_count: 1, owners: [], scanned_at: 0 },
     ]);
+    // The cooldown lists follow etcd through the master's watch: on a loaded machine its first
+    // read may come before the watch has delivered the failures above, and a list kept then
+    // would change under the tests' feet.
+    await eventually(async () => {
+      const res = await m.request('/api/v1/scheduler/cooldowns?all=true');
+      expect(((await res.json()) as { failures: number }[]).map((c) => c.failures)).toEqual([3]);
+    });
   });
   afterEach(async () => {
     kv.down = false;
