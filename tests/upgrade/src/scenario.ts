@@ -4,12 +4,13 @@
  * the end whichever releases are rolled.
  */
 import { randomInt } from 'node:crypto';
-import { type EtcdServer, startEtcd } from '@maintd/core/testing';
+import { type EtcdServer, freePort, startEtcd } from '@maintd/core/testing';
 import { expect } from 'vitest';
 import type { Api } from '@maintd/faults/harness/api';
 import type { Cleanup } from '@maintd/faults/harness/cluster-fixture';
-import { eventually } from '@maintd/faults/harness/processes';
-import type { Replay } from './checks.js';
+import { eventually, runNode } from '@maintd/faults/harness/processes';
+import type { Random } from '@maintd/core';
+import type { Release, Replay, TaskFindings } from './checks.js';
 import { EtcdLog } from './etcd-log.js';
 import { type Binaries, Host, type Workers, metric, startWorkers } from './fleet.js';
 import { type Answer, type Enqueued, badAnswers } from './traffic.js';
@@ -183,4 +184,73 @@ export async function expectExporterKeepsUp(
     expect(metric(text, 'maintd_exporter_invalid_records') ?? 0, `${what}'s invalid records`).toBe(0);
     more(text);
   }, 15_000);
+}
+
+/** A roll's steps: every host to N in `order`, then `back` to N-1 and to N again. */
+export interface RollPlan {
+  readonly order: readonly string[];
+  readonly back: string;
+  readonly steps: readonly { host: string; to: Release }[];
+}
+
+/** The roll of `hosts` in an order drawn from `random` (Fisher–Yates: the same seed, the same order). */
+export function rollPlan(hosts: readonly string[], random: Random): RollPlan {
+  const order = [...hosts];
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random.next() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  const back = order[Math.floor(random.next() * order.length)]!;
+  return {
+    order,
+    back,
+    steps: [...order.map((host) => ({ host, to: 'N' as const })), { host: back, to: 'N-1' }, { host: back, to: 'N' }],
+  };
+}
+
+/**
+ * What the whole history of a roll must show, whichever releases rolled: no accepted task lost
+ * (`accepted`), each task's life legal and claimed once, the workers' calls those of the claims
+ * (`callViolations`), every failure counted once and by both releases, no hold N-1 could misread,
+ * no sweep inside a window or park.
+ */
+export function expectHistoryHolds(
+  r: Replay,
+  t: TaskFindings,
+  accepted: readonly Enqueued[],
+  callViolations: readonly string[],
+): void {
+  expect(
+    accepted.filter((e) => !r.tasks.has(e.id!)),
+    'accepted enqueues missing from etcd',
+  ).toEqual([]);
+  expect(t.lifecycle, 'task lifecycles').toEqual([]);
+  expect(callViolations, 'worker calls against claims').toEqual([]);
+  expect(t.claimedTwice, 'tasks claimed twice').toEqual([]);
+  // Every failure counted exactly once, whichever version finished it, at every revision.
+  expect(r.countViolations, 'failure counts').toEqual([]);
+  expect(r.countedBy['N-1']).toBeGreaterThan(0);
+  expect(r.countedBy.N).toBeGreaterThan(0);
+  // N holds no task while an N-1 master lives, nor before held_tasks is on (N-1 cannot read the state).
+  expect(r.heldViolations, 'holds while N-1 lived or before held_tasks was on').toEqual([]);
+  // Windows opened by one version gate the other's sweeps; parks are honoured by both.
+  expect(r.gateViolations, 'sweeps inside windows or parks').toEqual([]);
+}
+
+/**
+ * Starts one more master of `maintd` (a release's binary) against `backbone`'s etcd and prefix, with
+ * no workers, and waits for it to exit: once N's features are on, N-1's must refuse to start
+ * (exit 2, naming them) before it touches anything.
+ */
+export async function runLateMaster(
+  maintd: string,
+  backbone: Backbone,
+): Promise<{ code: number | string; out: string }> {
+  const { WORKER_ENDPOINTS: _workers, ...env } = backbone.env;
+  return runNode(maintd, [], {
+    ...env,
+    MASTER_ID: 'late-n1',
+    MASTER_HOST: '127.0.0.1',
+    MASTER_PORT: String(await freePort()),
+  });
 }
