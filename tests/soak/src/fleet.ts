@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { freePort, startEtcd, type EtcdServer } from '@maintd/core/testing';
 import {
   BIN,
@@ -109,9 +110,17 @@ async function startExporter(env: Record<string, string>): Promise<Daemon> {
   return withInspector('exporter', child, url);
 }
 
-/** Starts etcd, the simulated workers, masters `a` and `b` and an exporter for a run ending at `endMs`. */
-export async function startFleet(startMs: number, endMs: number): Promise<Fleet> {
-  const etcd = await startEtcd();
+/** Where etcd's warnings of a run are kept, in its out dir. */
+export const ETCD_LOG = 'etcd.log';
+
+/**
+ * Starts etcd, the simulated workers, masters `a` and `b` and an exporter for a run ending at
+ * `endMs`; etcd writes its warnings to {@link ETCD_LOG} in `outDir`.
+ */
+export async function startFleet(startMs: number, endMs: number, outDir: string): Promise<Fleet> {
+  // A master's 503 (etcd unavailable) can only be placed beside etcd's own account of that
+  // moment (a slow disk sync, an apply that took too long); the test default keeps errors only.
+  const etcd = await startEtcd({ extraArgs: ['--log-level', 'warn', '--log-outputs', join(outDir, ETCD_LOG)] });
   const prefix = `/soak/${randomUUID()}`;
   const workers = await startSimWorkers(['--workers', '3', '--stores', String(STORES), '--broken', String(BROKEN)]);
   const env = {

@@ -1,5 +1,7 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { finished } from 'node:stream/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { EtcdKv } from '@maintd/core';
 import { ErrorLog } from './errors.js';
@@ -10,10 +12,19 @@ import { Sampler } from './sampler.js';
 import { runTraffic } from './traffic.js';
 import { windowBounds } from './windows.js';
 
-/** Counts a daemon's log lines at error level or above (pino: 50, 60), and an exit during the run. */
-function watchDaemon(d: Daemon, errors: ErrorLog, running: () => boolean): void {
+/** A daemon's log file in the out dir: `master a` → `master-a.log`. */
+const daemonLogName = (name: string): string => `${name.replace(/\s+/g, '-')}.log`;
+
+/**
+ * Counts a daemon's log lines at error level or above (pino: 50, 60), and an exit during the run;
+ * keeps all it logs (warnings and up, as the soak runs it) in `log`, so that an error can be
+ * placed after the run.
+ */
+function watchDaemon(d: Daemon, errors: ErrorLog, running: () => boolean, log: WriteStream): void {
   let partial = '';
   const onData = (data: Buffer): void => {
+    // A child's pipes may deliver after its exit, when the run has closed its log.
+    if (!log.writableEnded) log.write(data);
     const lines = (partial + data.toString()).split('\n');
     partial = lines.pop() ?? '';
     for (const line of lines) if (/"level":(50|60)\b/.test(line)) errors.record(`${d.name} log`, line);
@@ -40,10 +51,15 @@ async function main(): Promise<number> {
   console.log(
     `soak: ${o.minutes} min, a sample every ${o.sampleSecs} s, warm-up ${o.warmupMinutes} min, windows of ${o.windowMinutes.toFixed(1)} min`,
   );
-  const fleet = await startFleet(startMs, endMs);
+  const fleet = await startFleet(startMs, endMs, outDir);
   const errors = new ErrorLog();
   let running = true;
-  for (const d of [...fleet.masters, fleet.exporter]) watchDaemon(d, errors, () => running);
+  const logs = [...fleet.masters, fleet.exporter].map((d) => {
+    const log = createWriteStream(join(outDir, daemonLogName(d.name)));
+    log.write(d.child.output()); // what it logged while starting
+    watchDaemon(d, errors, () => running, log);
+    return log;
+  });
   const kv = new EtcdKv({ endpoints: [fleet.etcd.clientUrl] });
   const sampler = await Sampler.open([...fleet.masters, fleet.exporter], kv, fleet.prefix);
   const stopTraffic = new AbortController();
@@ -85,6 +101,7 @@ async function main(): Promise<number> {
   await sampler.close();
   await kv.close();
   await fleet.stop();
+  await Promise.all(logs.map(async (log) => finished(log.end())));
 
   const rows = reportRows(
     sampler.series,
