@@ -1,6 +1,6 @@
 import type { Clock, CooldownPolicy, KindCapacity, Kv, TaskKind, TaskStore } from '@maintd/core';
 import type { WindowInput } from '@maintd/api';
-import type { Metrics, WorkerStatus } from '@maintd/scheduler';
+import type { Metrics, StoreOutageLog, WorkerStatus } from '@maintd/scheduler';
 import type { Logger } from 'pino';
 import type { ApiToken } from './auth/api-token.js';
 import type { SubjectGrant } from './auth/subject-grant.js';
@@ -35,4 +35,9 @@ export interface AppDeps {
   readonly windows?: () => readonly WindowInput[];
   /** The fleet's slot time over the last hour (`GET /api/v1/capacity`); default: the route answers 404. */
   readonly capacity?: () => Promise<readonly KindCapacity[]>;
+  /**
+   * Where a request that etcd failed (503) is logged: the scheduler's outage log, so that an
+   * outage the loops already reported adds no line per request; default unlogged.
+   */
+  readonly outage?: StoreOutageLog;
 }

@@ -2,7 +2,7 @@ import { type CooldownView, CooldownSchema, EventMessageSchema, PolicySchema, op
 import { KIND_NAMES } from '@maintd/scheduler';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
-import { type Kv, StoreFullError, type Watch } from '@maintd/core';
+import { type Kv, OUTAGE_REMINDER_MS, StoreFullError, type Watch } from '@maintd/core';
 import { interceptKv } from '@maintd/core/testing';
 import {
   FakeClock,
@@ -811,6 +811,15 @@ describe('etcd out of space', () => {
       expect(await refused.json()).toEqual({
         error: 'etcd is out of space and refuses writes until an operator compacts, defragments and disarms it',
       });
+      // The master's log says it too, with the cause, as the loops' would.
+      expect(m.logs.filter((l) => l.level === 40 && String(l.msg).includes('answered 503'))).toMatchObject([
+        {
+          msg: expect.stringMatching(
+            /^etcd is out of space and refuses writes \(POST \/api\/v1\/tasks answered 503\): compact and defragment it/,
+          ) as unknown,
+          err: { message: expect.stringContaining('NOSPACE alarm') as unknown },
+        },
+      ]);
       const list = await m.request('/api/v1/tasks');
       expect(list.status).toBe(200);
       expect(((await list.json()) as { total: number }).total).toBe(1);
@@ -883,6 +892,38 @@ describe('lists while etcd is unreachable', () => {
       expect(res.status, path).toBe(200);
       expect(await res.text(), path).toBe(before.get(path));
     }
+  });
+
+  it('logs why it answered 503 once per outage, as the loops do: one warning naming the cause, the rest at debug, a reminder a minute', async () => {
+    kv.down = true;
+    await clock.advance(PROBE_VOUCH_MS);
+    const from = m.logs.length;
+    for (const path of ['/api/v1/tasks', '/api/v1/stores', '/api/v1/tasks'])
+      expect((await m.request(path)).status).toBe(503);
+    const outageLines = (): Record<string, unknown>[] =>
+      m.logs
+        .slice(from)
+        .filter((l) => String(l.msg).includes('answered 503') || String(l.msg).startsWith('etcd still'));
+    const warned = outageLines().filter((l) => l.level === 40);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({
+      msg: 'etcd unreachable (GET /api/v1/tasks answered 503); retrying, and logging at debug until it is back',
+      method: 'GET',
+      path: '/api/v1/tasks',
+      err: { message: expect.stringContaining('etcd is unreachable (test)') as unknown },
+    });
+    expect(
+      outageLines()
+        .filter((l) => l.level === 20)
+        .map((l) => l.msg),
+    ).toEqual(['GET /api/v1/stores answered 503', 'GET /api/v1/tasks answered 503']);
+    await clock.advance(OUTAGE_REMINDER_MS);
+    expect((await m.request('/api/v1/stores')).status).toBe(503);
+    expect(
+      outageLines()
+        .filter((l) => l.level === 40)
+        .map((l) => l.msg),
+    ).toEqual([warned[0]?.msg, expect.stringMatching(/^etcd still unreachable after \d+ s$/)]);
   });
 
   it.each(['/api/v1/scheduler/cooldowns?all=true', '/api/v1/scheduler/cooldowns?limit=5'])(

@@ -84,6 +84,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', openApiRoutes());
 
   app.notFound(notFound);
-  app.onError(errorHandler(logger));
+  app.onError(errorHandler(logger, deps.outage));
   return app;
 }

@@ -62,6 +62,7 @@ export function wireMaster(deps: MasterDeps, auth: WireAuth = {}): Master {
     features: featureNames(deps.features),
     windows: () => scheduler.windows(),
     capacity: () => scheduler.capacity(),
+    outage: scheduler.outage,
   });
   return {
     scheduler,

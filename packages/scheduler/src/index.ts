@@ -24,3 +24,4 @@ export {
   schedulerSettings,
 } from './settings.js';
 export { storeOptions } from './store-options.js';
+export type { StoreOutageLog } from './store-outage.js';

@@ -27,7 +27,7 @@ import { timelinePruneJob } from './scheduler/timeline-prune.js';
 import { auditPruneJob } from './scheduler/audit-prune.js';
 import { type WindowView, automaticMayStart, windowLoop, windowSignature, windowViews } from './scheduler/windows.js';
 import { type WorkerStatus, workerStatus } from './scheduler/worker-status.js';
-import { createStoreOutageLog } from './store-outage.js';
+import { type StoreOutageLog, createStoreOutageLog } from './store-outage.js';
 
 /**
  * The master's scheduler (docs/ARCHITECTURE.md §3.2): the stats scan and both sweeps (each once per interval
@@ -53,9 +53,16 @@ export class Scheduler {
   readonly #capacity = new CapacityLedger();
   readonly #capacityRecords: CapacityStore;
 
+  /**
+   * What this master logs about an etcd outage, whoever meets it: the loops, and the HTTP API's
+   * 503s, so that one outage is one warning, one reminder a minute and one line when it ends.
+   */
+  readonly outage: StoreOutageLog;
+
   constructor(deps: SchedulerDeps) {
     this.#d = deps;
-    this.#ctx = loopContext(deps, this.#stop.signal, createStoreOutageLog(deps.logger, deps.clock));
+    this.outage = createStoreOutageLog(deps.logger, deps.clock);
+    this.#ctx = loopContext(deps, this.#stop.signal, this.outage);
     const { kv, store, clock } = deps;
     this.#capacityRecords = new CapacityStore({ kv, keys: store.keys, masterId: store.masterId, clock });
     // Every in-flight worker call listens on these (a scan asks every worker at once): the

@@ -7,6 +7,7 @@ import {
   StoreUnavailableError,
   ValidationError,
 } from '@maintd/core';
+import type { StoreOutageLog } from '@maintd/scheduler';
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
@@ -15,9 +16,16 @@ import type { AppEnv } from './context.js';
 /**
  * The one place errors become HTTP answers: a handler throws the error hierarchy of
  * `@maintd/core` and this maps it (400 invalid, 409 claim lost, 503 etcd away, full or contended,
- * 500 anything else, logged). Every answer is `{ "error": "…" }`.
+ * 500 anything else, logged). Every answer is `{ "error": "…" }`. A 503 because etcd is away or
+ * full goes to `outage` (the scheduler's outage log): a client that only sees the 503 cannot say
+ * why, and the log names the cause (no answer within the deadline, an open circuit, NOSPACE)
+ * once per outage rather than once per request.
  */
-export function errorHandler(logger: Logger): ErrorHandler<AppEnv> {
+export function errorHandler(logger: Logger, outage?: StoreOutageLog): ErrorHandler<AppEnv> {
+  const report = (err: Error, c: Context<AppEnv>): void => {
+    const { method, path } = c.req;
+    outage?.failed(err, `${method} ${path} answered 503`, { method, path });
+  };
   return (err, c) => {
     if (err instanceof HTTPException) {
       const status = err.status;
@@ -27,11 +35,14 @@ export function errorHandler(logger: Logger): ErrorHandler<AppEnv> {
     }
     if (err instanceof ValidationError) return c.json({ error: err.message }, 400);
     if (err instanceof StoreFullError) {
+      report(err, c);
       return c.json(
         { error: 'etcd is out of space and refuses writes until an operator compacts, defragments and disarms it' },
         503,
       );
     }
+    // A closed store is this master shutting down, not an outage.
+    if (err instanceof StoreUnavailableError) report(err, c);
     if (err instanceof StoreUnavailableError || err instanceof ClosedError) {
       return c.json({ error: 'the store (etcd) is unavailable; retry later' }, 503);
     }
